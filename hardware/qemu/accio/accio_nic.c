@@ -1,0 +1,604 @@
+/*
+ * Accio NIC: the normal traffic path of the Accio SoC, IceNIC-style.
+ *
+ * Software posts send requests (address, length) and receive buffers
+ * (address) in request queues. The NIC moves whole Ethernet frames between
+ * guest memory and the wire and reports every finished transfer in a
+ * completion queue, with a hardware timestamp. Unlike IceNIC, many receive
+ * buffers can be posted at once.
+ *
+ * Timing runs on QEMU's virtual clock: a DMA transfer costs
+ * ceil(bytes / bus width) bus cycles, every frame passes a fixed pipeline
+ * latency, and the wire serialises frames at the link rate (with preamble,
+ * FCS and inter-frame gap). The register layout is generated from
+ * hardware/regmap/accio_nic.rdl.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/timer.h"
+#include "qemu/module.h"
+#include "qapi/error.h"
+#include "hw/irq.h"
+#include "hw/sysbus.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "net/net.h"
+#include "system/dma.h"
+#include "accio_nic.h"
+
+#define ETH_MIN_FRAME 60        /* without FCS */
+#define ETH_MAX_FRAME 1518      /* with one VLAN tag, without FCS */
+#define WIRE_OVERHEAD 24        /* preamble + SFD 8, FCS 4, gap 12 */
+
+static void accio_nic_reset_queues(AccioNICState *s);
+
+static uint64_t accio_now(void)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+static uint64_t accio_bus_ns(AccioNICState *s, uint32_t bytes)
+{
+    uint64_t beats = DIV_ROUND_UP((uint64_t)bytes * 8, s->bus_width_bits);
+
+    return muldiv64(beats, NANOSECONDS_PER_SECOND, s->bus_freq_hz);
+}
+
+static uint64_t accio_wire_ns(AccioNICState *s, uint32_t bytes)
+{
+    return muldiv64((uint64_t)(bytes + WIRE_OVERHEAD) * 8, 1000, s->link_mbps);
+}
+
+/* Reserve the DMA engine for @bytes starting no earlier than @t. */
+static uint64_t accio_dma(AccioNICState *s, uint64_t t, uint32_t bytes)
+{
+    uint64_t start = MAX(t, s->bus_free_at);
+
+    s->bus_free_at = start + accio_bus_ns(s, bytes);
+    return s->bus_free_at;
+}
+
+static uint32_t accio_tx_used(AccioNICState *s)
+{
+    return s->tx_inflight.count + s->tx_comp.count;
+}
+
+static uint32_t accio_rx_used(AccioNICState *s)
+{
+    return s->rx_posted.count + s->rx_inflight.count + s->rx_comp.count;
+}
+
+/* Fixed-size rings of 64-bit words. */
+static void ring_push(AccioRing *r, uint64_t a, uint64_t b)
+{
+    uint32_t i = (r->head + r->count) % ACCIO_NIC_MAX_DEPTH;
+
+    r->a[i] = a;
+    r->b[i] = b;
+    r->count++;
+}
+
+static void ring_pop(AccioRing *r, uint64_t *a, uint64_t *b)
+{
+    *a = r->a[r->head];
+    if (b) {
+        *b = r->b[r->head];
+    }
+    r->head = (r->head + 1) % ACCIO_NIC_MAX_DEPTH;
+    r->count--;
+}
+
+static void accio_nic_update_irq(AccioNICState *s)
+{
+    uint64_t st = s->intr_status & ACCIO_NIC_INTR_STATUS_LINK_MASK;
+
+    if (s->tx_comp.count) {
+        st |= ACCIO_NIC_INTR_STATUS_TX_MASK;
+    }
+    if (s->rx_comp.count) {
+        st |= ACCIO_NIC_INTR_STATUS_RX_MASK;
+    }
+    s->intr_status = st;
+    qemu_set_irq(s->irq, !!(st & s->intr_mask));
+}
+
+static bool accio_nic_link_up(AccioNICState *s)
+{
+    return !qemu_get_queue(s->nic)->link_down;
+}
+
+/* ---- receive ----------------------------------------------------------- */
+
+static bool accio_nic_accept(AccioNICState *s, const uint8_t *buf)
+{
+    uint8_t mac[6];
+    int i;
+
+    if (s->ctrl & ACCIO_NIC_CTRL_PROMISC_MASK || (buf[0] & 1)) {
+        return true; /* promiscuous, broadcast or multicast */
+    }
+    for (i = 0; i < 6; i++) {
+        mac[i] = s->macaddr >> (8 * i);
+    }
+    return memcmp(buf, mac, 6) == 0;
+}
+
+static void accio_nic_rx_frame(AccioNICState *s, const uint8_t *buf,
+                               size_t size, uint64_t arrival)
+{
+    uint64_t addr, done;
+
+    if (!(s->ctrl & ACCIO_NIC_CTRL_ENABLE_MASK)) {
+        s->stats[ACCIO_STAT_RX_DROP_DISABLED]++;
+        return;
+    }
+    if (size < ETH_MIN_FRAME) {
+        s->stats[ACCIO_STAT_RX_DROP_RUNT]++;
+        return;
+    }
+    if (size > ETH_MAX_FRAME || size > s->rx_buf_len) {
+        s->stats[ACCIO_STAT_RX_DROP_OVERSIZE]++;
+        return;
+    }
+    if (!accio_nic_accept(s, buf)) {
+        s->stats[ACCIO_STAT_RX_DROP_FILTER]++;
+        return;
+    }
+    if (s->rx_posted.count == 0) {
+        s->stats[ACCIO_STAT_RX_DROP_NOBUF]++;
+        return;
+    }
+    ring_pop(&s->rx_posted, &addr, NULL);
+    /*
+     * The bytes land in memory now; software can only see them once the
+     * completion is posted, after the pipeline and the DMA time.
+     */
+    if (dma_memory_write(&address_space_memory, addr, buf, size,
+                         MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "accio-nic: RX DMA to bad address 0x%" PRIx64 "\n",
+                      addr);
+        s->stats[ACCIO_STAT_RX_DROP_NOBUF]++;
+        return;
+    }
+    done = accio_dma(s, arrival + s->pipeline_ns, size);
+    ring_push(&s->rx_inflight, size | ((uint64_t)arrival << 16), done);
+    s->stats[ACCIO_STAT_RX_FRAMES]++;
+    s->stats[ACCIO_STAT_RX_BYTES] += size;
+    if (!timer_pending(s->rx_timer)) {
+        timer_mod(s->rx_timer, done);
+    }
+}
+
+static void accio_nic_rx_timer(void *opaque)
+{
+    AccioNICState *s = opaque;
+    uint64_t now = accio_now(), meta, done;
+
+    while (s->rx_inflight.count) {
+        done = s->rx_inflight.b[s->rx_inflight.head];
+        if (done > now) {
+            timer_mod(s->rx_timer, done);
+            break;
+        }
+        ring_pop(&s->rx_inflight, &meta, &done);
+        /* completion: length in [15:0], arrival time kept beside it */
+        ring_push(&s->rx_comp, meta & 0xffff, meta >> 16);
+    }
+    accio_nic_update_irq(s);
+}
+
+static bool accio_nic_can_receive(NetClientState *nc)
+{
+    return true; /* never back-pressure the wire: drops are counted */
+}
+
+static ssize_t accio_nic_receive(NetClientState *nc, const uint8_t *buf,
+                                 size_t size)
+{
+    AccioNICState *s = qemu_get_nic_opaque(nc);
+
+    accio_nic_rx_frame(s, buf, size, accio_now());
+    return size;
+}
+
+static void accio_nic_set_link(NetClientState *nc)
+{
+    AccioNICState *s = qemu_get_nic_opaque(nc);
+
+    s->intr_status |= ACCIO_NIC_INTR_STATUS_LINK_MASK;
+    accio_nic_update_irq(s);
+}
+
+/* ---- transmit ---------------------------------------------------------- */
+
+static void accio_nic_send_req(AccioNICState *s, uint64_t val)
+{
+    uint64_t addr = val & ACCIO_NIC_SEND_REQ_ADDR_MASK;
+    uint32_t len = (val & ACCIO_NIC_SEND_REQ_LEN_MASK) >>
+                   ACCIO_NIC_SEND_REQ_LEN_SHIFT;
+    uint64_t now = accio_now(), dma_done, wire_start, wire_end;
+    AccioTxFrame *f;
+
+    if (accio_tx_used(s) >= s->depth) {
+        s->stats[ACCIO_STAT_SEND_REQ_OVERFLOW]++;
+        return;
+    }
+    f = &s->tx_frames[(s->tx_inflight.head + s->tx_inflight.count) %
+                      ACCIO_NIC_MAX_DEPTH];
+    f->len = len;
+    f->error = len < 14 || len > ETH_MAX_FRAME ||
+               dma_memory_read(&address_space_memory, addr, f->data, len,
+                               MEMTXATTRS_UNSPECIFIED) != MEMTX_OK;
+    if (f->error) {
+        s->stats[ACCIO_STAT_TX_ERRORS]++;
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "accio-nic: bad send request addr 0x%" PRIx64
+                      " len %u\n", addr, len);
+        wire_start = wire_end = now;
+    } else {
+        dma_done = accio_dma(s, now, len);
+        wire_start = MAX(dma_done + s->pipeline_ns, s->wire_free_at);
+        wire_end = wire_start + accio_wire_ns(s, len);
+        s->wire_free_at = wire_end;
+    }
+    ring_push(&s->tx_inflight, wire_start, wire_end);
+    if (!timer_pending(s->tx_timer)) {
+        timer_mod(s->tx_timer, wire_end);
+    }
+}
+
+static void accio_nic_tx_timer(void *opaque)
+{
+    AccioNICState *s = opaque;
+    uint64_t now = accio_now(), start, end, comp;
+    AccioTxFrame *f;
+
+    while (s->tx_inflight.count) {
+        end = s->tx_inflight.b[s->tx_inflight.head];
+        if (end > now) {
+            timer_mod(s->tx_timer, end);
+            break;
+        }
+        f = &s->tx_frames[s->tx_inflight.head];
+        ring_pop(&s->tx_inflight, &start, &end);
+        comp = f->len;
+        if (f->error) {
+            comp |= ACCIO_NIC_SEND_COMP_ERROR_MASK;
+        } else if (s->ctrl & ACCIO_NIC_CTRL_LOOPBACK_MASK) {
+            s->stats[ACCIO_STAT_TX_FRAMES]++;
+            s->stats[ACCIO_STAT_TX_BYTES] += f->len;
+            accio_nic_rx_frame(s, f->data, f->len, end);
+        } else if (!accio_nic_link_up(s)) {
+            s->stats[ACCIO_STAT_TX_DROP_LINKDOWN]++;
+        } else {
+            s->stats[ACCIO_STAT_TX_FRAMES]++;
+            s->stats[ACCIO_STAT_TX_BYTES] += f->len;
+            qemu_send_packet(qemu_get_queue(s->nic), f->data, f->len);
+        }
+        ring_push(&s->tx_comp, comp, start);
+    }
+    accio_nic_update_irq(s);
+}
+
+/* ---- registers --------------------------------------------------------- */
+
+static uint64_t accio_nic_read(void *opaque, hwaddr addr, unsigned size)
+{
+    AccioNICState *s = opaque;
+    uint64_t v = 0, ts;
+
+    if (addr >= ACCIO_NIC_RX_FRAMES &&
+        addr < ACCIO_NIC_RX_FRAMES + 8 * ACCIO_STAT_COUNT) {
+        return s->stats[(addr - ACCIO_NIC_RX_FRAMES) / 8];
+    }
+    switch (addr) {
+    case ACCIO_NIC_ID:
+        return ACCIO_NIC_ID_VALUE;
+    case ACCIO_NIC_CTRL:
+        return s->ctrl;
+    case ACCIO_NIC_MACADDR:
+        return s->macaddr;
+    case ACCIO_NIC_STATUS:
+        return accio_nic_link_up(s) ? ACCIO_NIC_STATUS_LINK_UP_MASK : 0;
+    case ACCIO_NIC_SEND_COMP:
+        if (s->tx_comp.count) {
+            ring_pop(&s->tx_comp, &v, &ts);
+            s->send_tstamp = ts;
+            v |= ACCIO_NIC_SEND_COMP_VALID_MASK;
+            accio_nic_update_irq(s);
+        }
+        return v;
+    case ACCIO_NIC_RECV_COMP:
+        if (s->rx_comp.count) {
+            ring_pop(&s->rx_comp, &v, &ts);
+            s->recv_tstamp = ts;
+            v |= ACCIO_NIC_RECV_COMP_VALID_MASK;
+            accio_nic_update_irq(s);
+        }
+        return v;
+    case ACCIO_NIC_SEND_TSTAMP:
+        return s->send_tstamp;
+    case ACCIO_NIC_RECV_TSTAMP:
+        return s->recv_tstamp;
+    case ACCIO_NIC_COUNTS:
+        return (uint64_t)(s->depth - accio_tx_used(s)) <<
+                   ACCIO_NIC_COUNTS_SEND_REQ_FREE_SHIFT |
+               (uint64_t)(s->depth - accio_rx_used(s)) <<
+                   ACCIO_NIC_COUNTS_RECV_REQ_FREE_SHIFT |
+               (uint64_t)s->tx_comp.count <<
+                   ACCIO_NIC_COUNTS_SEND_COMP_CNT_SHIFT |
+               (uint64_t)s->rx_comp.count <<
+                   ACCIO_NIC_COUNTS_RECV_COMP_CNT_SHIFT;
+    case ACCIO_NIC_INTR_MASK:
+        return s->intr_mask;
+    case ACCIO_NIC_INTR_STATUS:
+        return s->intr_status;
+    case ACCIO_NIC_TIME:
+        return accio_now();
+    case ACCIO_NIC_RX_BUF_LEN:
+        return s->rx_buf_len;
+    case ACCIO_NIC_QUEUE_DEPTH:
+        return s->depth;
+    case ACCIO_NIC_BUS_WIDTH_BITS:
+        return s->bus_width_bits;
+    case ACCIO_NIC_BUS_FREQ_HZ:
+        return s->bus_freq_hz;
+    case ACCIO_NIC_PIPELINE_NS:
+        return s->pipeline_ns;
+    case ACCIO_NIC_LINK_MBPS:
+        return s->link_mbps;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "accio-nic: read of unknown register 0x%" HWADDR_PRIx
+                      "\n", addr);
+        return 0;
+    }
+}
+
+static void accio_nic_write(void *opaque, hwaddr addr, uint64_t val,
+                            unsigned size)
+{
+    AccioNICState *s = opaque;
+
+    switch (addr) {
+    case ACCIO_NIC_CTRL:
+        if (val & ACCIO_NIC_CTRL_QRESET_MASK) {
+            accio_nic_reset_queues(s);
+        }
+        s->ctrl = val & (ACCIO_NIC_CTRL_ENABLE_MASK |
+                         ACCIO_NIC_CTRL_LOOPBACK_MASK |
+                         ACCIO_NIC_CTRL_PROMISC_MASK);
+        if (s->ctrl & ACCIO_NIC_CTRL_ENABLE_MASK) {
+            qemu_flush_queued_packets(qemu_get_queue(s->nic));
+        }
+        break;
+    case ACCIO_NIC_MACADDR:
+        s->macaddr = val & ACCIO_NIC_MACADDR_ADDR_MASK;
+        break;
+    case ACCIO_NIC_SEND_REQ:
+        accio_nic_send_req(s, val);
+        break;
+    case ACCIO_NIC_RECV_REQ:
+        if (accio_rx_used(s) >= s->depth) {
+            s->stats[ACCIO_STAT_RECV_REQ_OVERFLOW]++;
+        } else {
+            ring_push(&s->rx_posted, val & ACCIO_NIC_RECV_REQ_ADDR_MASK, 0);
+        }
+        break;
+    case ACCIO_NIC_INTR_MASK:
+        s->intr_mask = val & (ACCIO_NIC_INTR_MASK_TX_MASK |
+                              ACCIO_NIC_INTR_MASK_RX_MASK |
+                              ACCIO_NIC_INTR_MASK_LINK_MASK);
+        break;
+    case ACCIO_NIC_INTR_STATUS:
+        s->intr_status &= ~(val & ACCIO_NIC_INTR_STATUS_LINK_MASK);
+        break;
+    case ACCIO_NIC_RX_BUF_LEN:
+        if (val < 64 || val > 16384) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "accio-nic: RX_BUF_LEN %" PRIu64 " out of range\n",
+                          val);
+            break;
+        }
+        s->rx_buf_len = val;
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "accio-nic: write to read-only or unknown register 0x%"
+                      HWADDR_PRIx "\n", addr);
+        return;
+    }
+    accio_nic_update_irq(s);
+}
+
+static const MemoryRegionOps accio_nic_ops = {
+    .read = accio_nic_read,
+    .write = accio_nic_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 8,
+        .max_access_size = 8,
+    },
+    .impl = {
+        .min_access_size = 8,
+        .max_access_size = 8,
+    },
+};
+
+/* ---- device ------------------------------------------------------------ */
+
+static NetClientInfo accio_nic_info = {
+    .type = NET_CLIENT_DRIVER_NIC,
+    .size = sizeof(NICState),
+    .can_receive = accio_nic_can_receive,
+    .receive = accio_nic_receive,
+    .link_status_changed = accio_nic_set_link,
+};
+
+static void accio_nic_reset_queues(AccioNICState *s)
+{
+    timer_del(s->tx_timer);
+    timer_del(s->rx_timer);
+    memset(&s->tx_inflight, 0, sizeof(s->tx_inflight));
+    memset(&s->tx_comp, 0, sizeof(s->tx_comp));
+    memset(&s->rx_posted, 0, sizeof(s->rx_posted));
+    memset(&s->rx_inflight, 0, sizeof(s->rx_inflight));
+    memset(&s->rx_comp, 0, sizeof(s->rx_comp));
+}
+
+static void accio_nic_reset(DeviceState *dev)
+{
+    AccioNICState *s = ACCIO_NIC(dev);
+    int i;
+
+    accio_nic_reset_queues(s);
+    memset(s->stats, 0, sizeof(s->stats));
+    s->ctrl = 0;
+    s->intr_mask = 0;
+    s->intr_status = 0;
+    s->send_tstamp = 0;
+    s->recv_tstamp = 0;
+    s->bus_free_at = 0;
+    s->wire_free_at = 0;
+    s->rx_buf_len = 2048;
+    s->macaddr = 0;
+    for (i = 0; i < 6; i++) {
+        s->macaddr |= (uint64_t)s->conf.macaddr.a[i] << (8 * i);
+    }
+    accio_nic_update_irq(s);
+}
+
+static void accio_nic_realize(DeviceState *dev, Error **errp)
+{
+    AccioNICState *s = ACCIO_NIC(dev);
+
+    if (s->depth < 2 || s->depth > ACCIO_NIC_MAX_DEPTH) {
+        error_setg(errp, "accio-nic: queue-depth must be 2..%d",
+                   ACCIO_NIC_MAX_DEPTH);
+        return;
+    }
+    if (!s->bus_width_bits || s->bus_width_bits % 8 || !s->bus_freq_hz ||
+        !s->link_mbps) {
+        error_setg(errp, "accio-nic: bus width must be a non-zero multiple "
+                   "of 8, bus frequency and link rate non-zero");
+        return;
+    }
+    memory_region_init_io(&s->mmio, OBJECT(s), &accio_nic_ops, s,
+                          "accio-nic", ACCIO_NIC_MMIO_SIZE);
+    sysbus_init_mmio(SYS_BUS_DEVICE(dev), &s->mmio);
+    sysbus_init_irq(SYS_BUS_DEVICE(dev), &s->irq);
+    s->tx_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, accio_nic_tx_timer, s);
+    s->rx_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, accio_nic_rx_timer, s);
+    qemu_macaddr_default_if_unset(&s->conf.macaddr);
+    s->nic = qemu_new_nic(&accio_nic_info, &s->conf,
+                          object_get_typename(OBJECT(dev)), dev->id,
+                          &dev->mem_reentrancy_guard, s);
+    qemu_format_nic_info_str(qemu_get_queue(s->nic), s->conf.macaddr.a);
+}
+
+static void accio_nic_unrealize(DeviceState *dev)
+{
+    AccioNICState *s = ACCIO_NIC(dev);
+
+    timer_free(s->tx_timer);
+    timer_free(s->rx_timer);
+    qemu_del_nic(s->nic);
+}
+
+static const VMStateDescription vmstate_accio_ring = {
+    .name = "accio-nic-ring",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT64_ARRAY(a, AccioRing, ACCIO_NIC_MAX_DEPTH),
+        VMSTATE_UINT64_ARRAY(b, AccioRing, ACCIO_NIC_MAX_DEPTH),
+        VMSTATE_UINT32(head, AccioRing),
+        VMSTATE_UINT32(count, AccioRing),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_accio_tx_frame = {
+    .name = "accio-nic-tx-frame",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT8_ARRAY(data, AccioTxFrame, ACCIO_NIC_FRAME_MAX),
+        VMSTATE_UINT32(len, AccioTxFrame),
+        VMSTATE_BOOL(error, AccioTxFrame),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_accio_nic = {
+    .name = "accio-nic",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT64(ctrl, AccioNICState),
+        VMSTATE_UINT64(macaddr, AccioNICState),
+        VMSTATE_UINT64(intr_mask, AccioNICState),
+        VMSTATE_UINT64(intr_status, AccioNICState),
+        VMSTATE_UINT64(send_tstamp, AccioNICState),
+        VMSTATE_UINT64(recv_tstamp, AccioNICState),
+        VMSTATE_UINT64(bus_free_at, AccioNICState),
+        VMSTATE_UINT64(wire_free_at, AccioNICState),
+        VMSTATE_UINT32(rx_buf_len, AccioNICState),
+        VMSTATE_UINT64_ARRAY(stats, AccioNICState, ACCIO_STAT_COUNT),
+        VMSTATE_STRUCT(tx_inflight, AccioNICState, 1, vmstate_accio_ring,
+                       AccioRing),
+        VMSTATE_STRUCT(tx_comp, AccioNICState, 1, vmstate_accio_ring,
+                       AccioRing),
+        VMSTATE_STRUCT(rx_posted, AccioNICState, 1, vmstate_accio_ring,
+                       AccioRing),
+        VMSTATE_STRUCT(rx_inflight, AccioNICState, 1, vmstate_accio_ring,
+                       AccioRing),
+        VMSTATE_STRUCT(rx_comp, AccioNICState, 1, vmstate_accio_ring,
+                       AccioRing),
+        VMSTATE_STRUCT_ARRAY(tx_frames, AccioNICState, ACCIO_NIC_MAX_DEPTH, 1,
+                             vmstate_accio_tx_frame, AccioTxFrame),
+        VMSTATE_TIMER_PTR(tx_timer, AccioNICState),
+        VMSTATE_TIMER_PTR(rx_timer, AccioNICState),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const Property accio_nic_properties[] = {
+    DEFINE_NIC_PROPERTIES(AccioNICState, conf),
+    DEFINE_PROP_UINT32("queue-depth", AccioNICState, depth, 64),
+    DEFINE_PROP_UINT32("bus-width-bits", AccioNICState, bus_width_bits, 64),
+    DEFINE_PROP_UINT64("bus-freq-hz", AccioNICState, bus_freq_hz, 50000000),
+    DEFINE_PROP_UINT32("pipeline-ns", AccioNICState, pipeline_ns, 200),
+    DEFINE_PROP_UINT32("link-mbps", AccioNICState, link_mbps, 100000),
+};
+
+static void accio_nic_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+
+    dc->realize = accio_nic_realize;
+    dc->unrealize = accio_nic_unrealize;
+    dc->vmsd = &vmstate_accio_nic;
+    dc->desc = "Accio NIC (IceNIC-style, system bus)";
+    device_class_set_legacy_reset(dc, accio_nic_reset);
+    device_class_set_props(dc, accio_nic_properties);
+    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+}
+
+static const TypeInfo accio_nic_type_info = {
+    .name = TYPE_ACCIO_NIC,
+    .parent = TYPE_SYS_BUS_DEVICE,
+    .instance_size = sizeof(AccioNICState),
+    .class_init = accio_nic_class_init,
+};
+
+static void accio_nic_register_types(void)
+{
+    type_register_static(&accio_nic_type_info);
+}
+
+type_init(accio_nic_register_types)

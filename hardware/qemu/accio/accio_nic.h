@@ -1,0 +1,95 @@
+/*
+ * Accio NIC device model.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_ACCIO_NIC_H
+#define HW_ACCIO_NIC_H
+
+#include "hw/sysbus.h"
+#include "net/net.h"
+#include "qom/object.h"
+#include "hw/accio/accio_offsets.h"
+
+#define TYPE_ACCIO_NIC "accio-nic"
+OBJECT_DECLARE_SIMPLE_TYPE(AccioNICState, ACCIO_NIC)
+
+#define ACCIO_NIC_MMIO_SIZE 0x1000
+#define ACCIO_NIC_MAX_DEPTH 256
+#define ACCIO_NIC_FRAME_MAX 1518
+
+#define ACCIO_NIC_ID_VALUE ACCIO_NIC_ID_RESET
+
+/* Index of a statistics counter in AccioNICState.stats. */
+#define ACCIO_STAT(reg) ((ACCIO_NIC_##reg - ACCIO_NIC_RX_FRAMES) / 8)
+#define ACCIO_STAT_RX_FRAMES         ACCIO_STAT(RX_FRAMES)
+#define ACCIO_STAT_RX_BYTES          ACCIO_STAT(RX_BYTES)
+#define ACCIO_STAT_TX_FRAMES         ACCIO_STAT(TX_FRAMES)
+#define ACCIO_STAT_TX_BYTES          ACCIO_STAT(TX_BYTES)
+#define ACCIO_STAT_RX_DROP_NOBUF     ACCIO_STAT(RX_DROP_NOBUF)
+#define ACCIO_STAT_RX_DROP_RUNT      ACCIO_STAT(RX_DROP_RUNT)
+#define ACCIO_STAT_RX_DROP_OVERSIZE  ACCIO_STAT(RX_DROP_OVERSIZE)
+#define ACCIO_STAT_RX_DROP_FILTER    ACCIO_STAT(RX_DROP_FILTER)
+#define ACCIO_STAT_RX_DROP_DISABLED  ACCIO_STAT(RX_DROP_DISABLED)
+#define ACCIO_STAT_TX_ERRORS         ACCIO_STAT(TX_ERRORS)
+#define ACCIO_STAT_SEND_REQ_OVERFLOW ACCIO_STAT(SEND_REQ_OVERFLOW)
+#define ACCIO_STAT_RECV_REQ_OVERFLOW ACCIO_STAT(RECV_REQ_OVERFLOW)
+#define ACCIO_STAT_TX_DROP_LINKDOWN  ACCIO_STAT(TX_DROP_LINKDOWN)
+#define ACCIO_STAT_COUNT             (ACCIO_STAT(TX_DROP_LINKDOWN) + 1)
+
+/* A FIFO of (a, b) pairs. */
+typedef struct AccioRing {
+    uint64_t a[ACCIO_NIC_MAX_DEPTH];
+    uint64_t b[ACCIO_NIC_MAX_DEPTH];
+    uint32_t head;
+    uint32_t count;
+} AccioRing;
+
+typedef struct AccioTxFrame {
+    uint8_t data[ACCIO_NIC_FRAME_MAX];
+    uint32_t len;
+    bool error;
+} AccioTxFrame;
+
+struct AccioNICState {
+    SysBusDevice parent_obj;
+
+    MemoryRegion mmio;
+    qemu_irq irq;
+    NICState *nic;
+    NICConf conf;
+    QEMUTimer *tx_timer;
+    QEMUTimer *rx_timer;
+
+    /* properties */
+    uint32_t depth;
+    uint32_t bus_width_bits;
+    uint64_t bus_freq_hz;
+    uint32_t pipeline_ns;
+    uint32_t link_mbps;
+
+    /* registers */
+    uint64_t ctrl;
+    uint64_t macaddr;
+    uint64_t intr_mask;
+    uint64_t intr_status;
+    uint64_t send_tstamp;
+    uint64_t recv_tstamp;
+    uint32_t rx_buf_len;
+    uint64_t stats[ACCIO_STAT_COUNT];
+
+    /* timing: when the DMA engine and the wire are next free */
+    uint64_t bus_free_at;
+    uint64_t wire_free_at;
+
+    /* send: in flight (wire start, wire end) then completed (len, tstamp) */
+    AccioRing tx_inflight;
+    AccioTxFrame tx_frames[ACCIO_NIC_MAX_DEPTH];
+    AccioRing tx_comp;
+    /* receive: posted buffers, in flight (len|arrival, done), completed */
+    AccioRing rx_posted;
+    AccioRing rx_inflight;
+    AccioRing rx_comp;
+};
+
+#endif /* HW_ACCIO_NIC_H */

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Generate every artefact of the Accio register map from the SystemRDL sources.
+
+Outputs (in hardware/generated/):
+  accio_regs.h         PeakRDL C header (struct layouts, field masks) for C users
+  accio_regs_kernel.h  the same, with Linux kernel includes
+  accio_offsets.h      register offsets and block bases as plain #defines
+  accio_regs.md        register documentation (PeakRDL markdown)
+  accio_regs.py        Python constants (offsets, fields, resets)
+  AccioRegs.scala      Scala constants for the Chisel RTL
+
+With --check, the outputs are generated into a temporary folder and compared
+with the committed ones; any difference is an error (stale generated files).
+"""
+import argparse
+import filecmp
+import os
+import subprocess
+import sys
+import tempfile
+
+from systemrdl import RDLCompiler
+from systemrdl.node import AddrmapNode, RegNode
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SOURCES = [os.path.join(HERE, "accio_nic.rdl")]
+OUTDIR = os.path.join(ROOT, "hardware", "generated")
+BANNER = "Generated from hardware/regmap/*.rdl by hardware/regmap/generate.py; do not edit."
+
+
+def compile_top():
+    rdlc = RDLCompiler()
+    for src in SOURCES:
+        rdlc.compile_file(src)
+    return rdlc.elaborate(top_def_name="accio_soc")
+
+
+def blocks(top):
+    return [c for c in top.top.children() if isinstance(c, AddrmapNode)]
+
+
+def regs(block):
+    return [r for r in block.descendants() if isinstance(r, RegNode)]
+
+
+def peakrdl(args):
+    exe = os.path.join(os.path.dirname(sys.executable), "peakrdl")
+    subprocess.run([exe] + args, check=True, stdout=subprocess.DEVNULL, cwd=HERE)
+
+
+def gen_offsets(top, path):
+    out = [f"/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */", f"/* {BANNER} */",
+           "#ifndef ACCIO_OFFSETS_H", "#define ACCIO_OFFSETS_H", ""]
+    for b in blocks(top):
+        bn = b.inst_name.upper()
+        out.append(f"#define ACCIO_{bn}_BASE 0x{b.absolute_address:x}UL")
+        out.append(f"#define ACCIO_{bn}_SIZE 0x{b.size:x}UL")
+        for r in regs(b):
+            out.append(f"#define ACCIO_{bn}_{r.inst_name} 0x{r.address_offset:03x}")
+            reset = sum((f.get_property("reset") or 0) << f.lsb for f in r.fields())
+            out.append(f"#define ACCIO_{bn}_{r.inst_name}_RESET 0x{reset:x}ULL")
+            for f in r.fields():
+                if f.width == r.size * 8:
+                    continue
+                mask = ((1 << f.width) - 1) << f.lsb
+                out.append(f"#define ACCIO_{bn}_{r.inst_name}_{f.inst_name}_SHIFT {f.lsb}")
+                out.append(f"#define ACCIO_{bn}_{r.inst_name}_{f.inst_name}_MASK 0x{mask:x}ULL")
+        out.append("")
+    out.append("#endif /* ACCIO_OFFSETS_H */")
+    open(path, "w").write("\n".join(out) + "\n")
+
+
+def gen_python(top, path):
+    out = [f'"""{BANNER}"""', ""]
+    for b in blocks(top):
+        bn = b.inst_name.upper()
+        out.append(f"{bn}_BASE = 0x{b.absolute_address:x}")
+        out.append(f"{bn}_SIZE = 0x{b.size:x}")
+        out.append(f"{bn} = {{")
+        for r in regs(b):
+            fields = ", ".join(
+                f'"{f.inst_name}": ({f.lsb}, {f.width}, 0x{(f.get_property("reset") or 0):x})'
+                for f in r.fields())
+            out.append(f'    "{r.inst_name}": (0x{r.address_offset:03x}, {{{fields}}}),')
+        out.append("}")
+        out.append("")
+    open(path, "w").write("\n".join(out))
+
+
+def gen_scala(top, path):
+    out = [f"// {BANNER}", "package accio.regs", ""]
+    for b in blocks(top):
+        obj = "".join(p.capitalize() for p in b.inst_name.lower().split("_"))
+        out.append(f"object {obj} {{")
+        out.append(f"  val Base: BigInt = BigInt(\"{b.absolute_address:x}\", 16)")
+        out.append(f"  val Size: Int = 0x{b.size:x}")
+        for r in regs(b):
+            out.append(f"  val {r.inst_name}: Int = 0x{r.address_offset:03x}")
+            for f in r.fields():
+                if f.width == r.size * 8:
+                    continue
+                out.append(f"  val {r.inst_name}_{f.inst_name}: (Int, Int) = ({f.lsb}, {f.width})")
+        out.append("}")
+        out.append("")
+    open(path, "w").write("\n".join(out))
+
+
+def generate(outdir):
+    top = compile_top()
+    srcs = [os.path.basename(s) for s in SOURCES]
+    peakrdl(["c-header", *srcs, "-t", "accio_soc", "-x", "-o", os.path.join(outdir, "accio_regs.h")])
+    peakrdl(["c-header", *srcs, "-t", "accio_soc", "-x", "--linux-kernel",
+             "-o", os.path.join(outdir, "accio_regs_kernel.h")])
+    peakrdl(["markdown", *srcs, "-t", "accio_soc", "-o", os.path.join(outdir, "accio_regs.md")])
+    gen_offsets(top, os.path.join(outdir, "accio_offsets.h"))
+    gen_python(top, os.path.join(outdir, "accio_regs.py"))
+    gen_scala(top, os.path.join(outdir, "AccioRegs.scala"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="fail if generated files are stale")
+    a = ap.parse_args()
+    if not a.check:
+        os.makedirs(OUTDIR, exist_ok=True)
+        generate(OUTDIR)
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        generate(tmp)
+        stale = [f for f in sorted(os.listdir(tmp))
+                 if not os.path.exists(os.path.join(OUTDIR, f))
+                 or not filecmp.cmp(os.path.join(tmp, f), os.path.join(OUTDIR, f), shallow=False)]
+    if stale:
+        print("stale generated register files: " + ", ".join(stale), file=sys.stderr)
+        print("run: make regmap", file=sys.stderr)
+        return 1
+    print("register map: generated files are current")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
