@@ -12,9 +12,10 @@ musl_src=$(compgen -G "$SRC/musl-1.*/" | head -n1 || true)
 bb_src=$(compgen -G "$SRC/busybox-1.*/" | head -n1 || true)
 [ -n "$musl_src" ] && [ -n "$bb_src" ] || { log "sources missing (run scripts/fetch-sources.sh)"; exit 1; }
 TARBALL=/usr/src/linux-source-6.1.tar.xz
-key=$( (basename "$musl_src"; basename "$bb_src"; stat -c %s "$TARBALL"; hash_inputs "$0" "$ROOT/buildroot-config/busybox.config") | sha256sum | cut -c1-16)
+key=$( (basename "$musl_src"; stat -c %s "$TARBALL"; echo 1) | sha256sum | cut -c1-16)
 SYS=$CACHE/sysroot-$key
-BB=$CACHE/busybox-$key
+bbkey=$( (echo "$key"; basename "$bb_src"; hash_inputs "$ROOT/buildroot-config/busybox.config") | sha256sum | cut -c1-16)
+BB=$CACHE/busybox-$bbkey
 mkdir -p "$ROOT/build"
 
 if [ ! -x "$SYS/bin/musl-gcc" ]; then
@@ -45,8 +46,8 @@ if [ ! -x "$BB/busybox" ]; then
 	cp "$ROOT/buildroot-config/busybox.config" "$W/.config"
 	make -s -C "$W" CC="$SYS/bin/musl-gcc" HOSTCC=gcc oldconfig </dev/null >/dev/null
 	make -s -C "$W" -j"$JOBS" CC="$SYS/bin/musl-gcc" HOSTCC=gcc \
-		CONFIG_EXTRA_CFLAGS="" busybox >"$CACHE/busybox-build.log" 2>&1 || { tail -30 "$CACHE/busybox-build.log"; exit 1; }
-	mkdir -p "$BB.tmp" && cp "$W/busybox" "$BB.tmp/" && rm -rf "$BB" && mv "$BB.tmp" "$BB"
+		CONFIG_EXTRA_CFLAGS="" busybox busybox.links >"$CACHE/busybox-build.log" 2>&1 || { tail -30 "$CACHE/busybox-build.log"; exit 1; }
+	mkdir -p "$BB.tmp" && cp "$W/busybox" "$W/busybox.links" "$BB.tmp/" && rm -rf "$BB" && mv "$BB.tmp" "$BB"
 	rm -rf "$W"
 fi
 ln -sfn "$BB/busybox" "$ROOT/build/busybox"

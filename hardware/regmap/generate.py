@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SOURCES = [os.path.join(HERE, "accio_nic.rdl")]
 OUTDIR = os.path.join(ROOT, "hardware", "generated")
-BANNER = "Generated from hardware/regmap/*.rdl by hardware/regmap/generate.py; do not edit."
+BANNER = "Generated from the SystemRDL sources in hardware/regmap/ by hardware/regmap/generate.py; do not edit."
 
 
 def compile_top():
@@ -118,6 +118,31 @@ def generate(outdir):
     gen_scala(top, os.path.join(outdir, "AccioRegs.scala"))
 
 
+KERNEL_COPY = "drivers/net/ethernet/accio/accio_regs.h"
+
+
+def kernel_copy_lines():
+    """The register header as added by the kernel patch series, or None."""
+    import glob
+    for patch in sorted(glob.glob(os.path.join(ROOT, "kernel-patches", "*.patch"))):
+        lines, inside = [], False
+        for line in open(patch):
+            if line.startswith("diff --git "):
+                if inside:
+                    return lines
+                inside = line.rstrip().endswith("b/" + KERNEL_COPY)
+            elif inside and line.startswith("+") and not line.startswith("+++"):
+                lines.append(line[1:].rstrip("\n"))
+        if inside:
+            return lines
+    return None
+
+
+def expected_kernel_copy(outdir):
+    text = open(os.path.join(outdir, "accio_offsets.h")).read()
+    return text.replace("ACCIO_OFFSETS_H", "ACCIO_REGS_H").rstrip("\n").split("\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="fail if generated files are stale")
@@ -131,11 +156,18 @@ def main():
         stale = [f for f in sorted(os.listdir(tmp))
                  if not os.path.exists(os.path.join(OUTDIR, f))
                  or not filecmp.cmp(os.path.join(tmp, f), os.path.join(OUTDIR, f), shallow=False)]
+        kcopy = kernel_copy_lines()
+        kernel_stale = kcopy is not None and kcopy != expected_kernel_copy(tmp)
     if stale:
         print("stale generated register files: " + ", ".join(stale), file=sys.stderr)
         print("run: make regmap", file=sys.stderr)
         return 1
-    print("register map: generated files are current")
+    if kernel_stale:
+        print(f"kernel-patches: {KERNEL_COPY} differs from hardware/generated/accio_offsets.h"
+              " (with the guard renamed); regenerate the series", file=sys.stderr)
+        return 1
+    print("register map: generated files are current"
+          + ("" if kcopy is None else "; the kernel series carries the current header"))
     return 0
 
 

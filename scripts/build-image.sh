@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The offline image builder: assemble the guest initramfs from the package
+# list in buildroot-config/packages.txt. Output: build/initramfs.cpio.gz.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+B=$ROOT/build
+[ -x "$B/sysroot/bin/musl-gcc" ] && [ -x "$B/busybox" ] || { log "run scripts/build-userspace.sh first"; exit 1; }
+make -s -C "$ROOT/apps" GUEST_CC="$B/sysroot/bin/musl-gcc" OUT="$B/apps"
+
+R=$B/rootfs
+rm -rf "$R"
+mkdir -p "$R"/{bin,sbin,usr/bin,usr/sbin,lib,dev,proc,sys,tmp,run,root,etc}
+while read -r kind name rest; do
+	case "$kind" in
+	""|\#*) continue ;;
+	base)
+		case "$name" in
+		musl) cp "$B/sysroot/lib/libc.so" "$R/lib/ld-musl-riscv64.so.1" ;;
+		busybox)
+			cp "$B/busybox" "$R/bin/busybox"
+			while read -r link; do
+				[ "$link" = /bin/busybox ] && continue
+				mkdir -p "$R$(dirname "$link")"
+				ln -sf /bin/busybox "$R$link"
+			done < "$(dirname "$(readlink -f "$B/busybox")")/busybox.links" ;;
+		*) log "unknown base package $name"; exit 1 ;;
+		esac ;;
+	overlay) cp -a "$ROOT/buildroot-config/$name/." "$R/" ;;
+	app) install -m 755 "$B/apps/$name" "$R/usr/bin/$name" ;;
+	*) log "unknown package kind $kind"; exit 1 ;;
+	esac
+done < "$ROOT/buildroot-config/packages.txt"
+
+(cd "$R" && find . -print0 | LC_ALL=C sort -z | \
+	cpio --null -o -H newc --owner 0:0 --quiet --reproducible) | gzip -9n > "$B/initramfs.cpio.gz.tmp"
+mv "$B/initramfs.cpio.gz.tmp" "$B/initramfs.cpio.gz"
+log "initramfs $(du -h "$B/initramfs.cpio.gz" | cut -f1) ($(find "$R" -type f | wc -l) files)"
