@@ -32,14 +32,18 @@ if [ ! -d "$T/.git" ] || [ "$(cat "$Q/tree.src" 2>/dev/null)" != "$srcdir" ]; th
 	"${GIT[@]}" tag base
 	echo "$srcdir" > "$Q/tree.src"
 fi
-"${GIT[@]}" am --abort >/dev/null 2>&1 || true
-"${GIT[@]}" checkout -q -f -B work base
-# Keep unchanged files' timestamps so the build stays incremental: clean only
-# what we add, then re-add it.
-rm -rf "$T/hw/accio" "$T/include/hw/accio"
-for p in "$ROOT"/hardware/qemu/patches/*.patch; do
-	"${GIT[@]}" am -q "$p"
-done
+# Re-apply the series only when it changed, so that the tree's timestamps
+# (and so the incremental build) survive ordinary model edits.
+series=$(hash_inputs "$ROOT/hardware/qemu/patches")
+if [ "$(cat "$Q/tree.series" 2>/dev/null)" != "$series" ]; then
+	"${GIT[@]}" am --abort >/dev/null 2>&1 || true
+	"${GIT[@]}" checkout -q -f -B work base
+	rm -rf "$T/hw/accio" "$T/include/hw/accio"
+	for p in "$ROOT"/hardware/qemu/patches/*.patch; do
+		"${GIT[@]}" am -q "$p"
+	done
+	echo "$series" > "$Q/tree.series"
+fi
 mkdir -p "$T/hw/accio" "$T/include/hw/accio"
 cp -p "$ROOT"/hardware/qemu/accio/*.c "$ROOT"/hardware/qemu/accio/meson.build \
 	"$ROOT"/hardware/qemu/accio/Kconfig "$T/hw/accio/"

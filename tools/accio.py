@@ -66,13 +66,13 @@ def artefacts():
     return need
 
 
-def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", script=None,
+def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
                  interactive=False, cmdline_extra=""):
     a = artefacts()
     append = "console=ttyS0 " + ("" if interactive else "quiet loglevel=3 ")
     append += "accio.ip=10.0.2.15/24 accio.gw=10.0.2.2 " + cmdline_extra
     cmd = [a["qemu"], "-M", "virt", "-smp", str(smp), "-m", mem,
-           "-bios", a["bios"], "-kernel", a["kernel"], "-initrd", a["initrd"],
+           "-bios", a["bios"], "-kernel", a["kernel"], "-initrd", initrd or a["initrd"],
            "-append", append.strip(), "-no-reboot"]
     if interactive:
         cmd += ["-nographic"]
@@ -91,9 +91,43 @@ def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", script=None,
                 "-net", f"nic,netdev=wire0,model=accio-nic,macaddr={GUEST_MAC}"]
     else:
         raise AccioError(f"unknown wire {wire!r} (user, socket:PORT or none)")
-    if script is not None:
-        cmd += ["-fw_cfg", f"name=opt/accio/script,file={script}"]
     return cmd
+
+
+def newc_archive(files):
+    """An uncompressed cpio (newc) archive of {path: bytes}, directories implied."""
+    out, ino = bytearray(), 1
+    entries = []
+    for path in sorted(files):
+        parts = path.split("/")
+        for i in range(1, len(parts)):
+            d = "/".join(parts[:i])
+            if (d, None) not in entries:
+                entries.append((d, None))
+        entries.append((path, files[path]))
+    for name, data in entries + [("TRAILER!!!", b"")]:
+        mode = 0o040755 if data is None else (0o100644 if name != "TRAILER!!!" else 0)
+        data = data or b""
+        nb = name.encode() + b"\0"
+        hdr = "070701" + "".join(f"{v:08x}" for v in (
+            ino, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(nb), 0))
+        out += hdr.encode() + nb
+        out += b"\0" * (-len(out) % 4)
+        out += data
+        out += b"\0" * (-len(out) % 4)
+        ino += 1
+    return bytes(out)
+
+
+def initrd_with(files):
+    """A temporary initrd: the image's initramfs followed by an archive of files."""
+    base = artefacts()["initrd"]
+    f = tempfile.NamedTemporaryFile(prefix="accio-initrd-", suffix=".cpio", delete=False)
+    with open(base, "rb") as b:
+        f.write(b.read())
+    f.write(newc_archive(files))
+    f.close()
+    return f.name
 
 
 class HostEcho:
@@ -131,10 +165,7 @@ class HostEcho:
 def run(command, smp=4, mem="1G", icount=None, wire="user", timeout=600,
         verbose=False, cmdline_extra="", qemu_extra=()):
     """Boot the SoC, run a shell command in the guest, return a Result."""
-    with tempfile.NamedTemporaryFile("w", prefix="accio-script-", suffix=".sh",
-                                     delete=False) as f:
-        f.write(command + "\n")
-        script = f.name
+    script = initrd_with({"accio/script": (command + "\n").encode()})
     cmd = qemu_cmdline(smp, mem, icount, wire, script, False, cmdline_extra)
     cmd += list(qemu_extra)
     t0 = time.monotonic()

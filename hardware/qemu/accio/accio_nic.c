@@ -27,7 +27,7 @@
 #include "migration/vmstate.h"
 #include "net/net.h"
 #include "system/dma.h"
-#include "accio_nic.h"
+#include "hw/accio/accio_nic.h"
 
 #define ETH_MIN_FRAME 60        /* without FCS */
 #define ETH_MAX_FRAME 1518      /* with one VLAN tag, without FCS */
