@@ -44,8 +44,8 @@ if [ ! -x "$BB/busybox" ]; then
 	W=$CACHE/work-busybox
 	rm -rf "$W" && cp -r "$bb_src" "$W"
 	cp "$ROOT/buildroot-config/busybox.config" "$W/.config"
-	make -s -C "$W" CC="$SYS/bin/musl-gcc" HOSTCC=gcc oldconfig </dev/null >/dev/null
-	make -s -C "$W" -j"$JOBS" CC="$SYS/bin/musl-gcc" HOSTCC=gcc \
+	make -s -C "$W" CROSS_COMPILE=riscv64-linux-gnu- CC="$SYS/bin/musl-gcc" HOSTCC=gcc oldconfig </dev/null >/dev/null
+	make -s -C "$W" -j"$JOBS" CROSS_COMPILE=riscv64-linux-gnu- CC="$SYS/bin/musl-gcc" HOSTCC=gcc \
 		CONFIG_EXTRA_CFLAGS="" busybox busybox.links >"$CACHE/busybox-build.log" 2>&1 || { tail -30 "$CACHE/busybox-build.log"; exit 1; }
 	mkdir -p "$BB.tmp" && cp "$W/busybox" "$W/busybox.links" "$BB.tmp/" && rm -rf "$BB" && mv "$BB.tmp" "$BB"
 	rm -rf "$W"
