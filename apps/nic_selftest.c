@@ -11,8 +11,8 @@
  *
  * usage: nic_selftest [-i IFNAME] [-n COUNT]
  */
+#include <arpa/inet.h>
 #include <errno.h>
-#include <linux/errqueue.h>
 #include <linux/ethtool.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>

@@ -29,6 +29,8 @@ if [ ! -x "$SYS/bin/musl-gcc" ]; then
 	 make -j"$JOBS" >/dev/null && make install >/dev/null)
 	# The wrapper must name the final prefix.
 	sed -i "s#$SYS.tmp#$SYS#g" "$SYS.tmp/bin/musl-gcc" "$SYS.tmp/lib/musl-gcc.specs"
+	# Programs run in the guest, where the loader is /lib/ld-musl-riscv64.so.1.
+	sed -i "s#-dynamic-linker [^ ]*#-dynamic-linker /lib/ld-musl-riscv64.so.1#" "$SYS.tmp/lib/musl-gcc.specs"
 	log "installing Linux UAPI headers"
 	H=$CACHE/work-headers
 	rm -rf "$H" && mkdir -p "$H"

@@ -1,4 +1,4 @@
-// Generated from the SystemRDL sources in hardware/regmap/ by hardware/regmap/generate.py; do not edit.
+// Generated from the SystemRDL in hardware/regmap by generate.py; do not edit.
 package accio.regs
 
 object Nic {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
-/* Generated from the SystemRDL sources in hardware/regmap/ by hardware/regmap/generate.py; do not edit. */
+/* Generated from the SystemRDL in hardware/regmap by generate.py; do not edit. */
 #ifndef ACCIO_OFFSETS_H
 #define ACCIO_OFFSETS_H
 

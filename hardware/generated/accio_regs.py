@@ -1,4 +1,4 @@
-"""Generated from the SystemRDL sources in hardware/regmap/ by hardware/regmap/generate.py; do not edit."""
+"""Generated from the SystemRDL in hardware/regmap by generate.py; do not edit."""
 
 NIC_BASE = 0x10200000
 NIC_SIZE = 0x120

@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SOURCES = [os.path.join(HERE, "accio_nic.rdl")]
 OUTDIR = os.path.join(ROOT, "hardware", "generated")
-BANNER = "Generated from the SystemRDL sources in hardware/regmap/ by hardware/regmap/generate.py; do not edit."
+BANNER = "Generated from the SystemRDL in hardware/regmap by generate.py; do not edit."
 
 
 def compile_top():
