@@ -124,7 +124,10 @@ def initrd_with(files):
     base = artefacts()["initrd"]
     f = tempfile.NamedTemporaryFile(prefix="accio-initrd-", suffix=".cpio", delete=False)
     with open(base, "rb") as b:
-        f.write(b.read())
+        data = b.read()
+    # The kernel looks for an uncompressed archive only at 4-byte offsets
+    # and skips zero padding between archives.
+    f.write(data + b"\0" * (-len(data) % 4))
     f.write(newc_archive(files))
     f.close()
     return f.name
