@@ -79,7 +79,10 @@ def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
     else:
         cmd += ["-display", "none", "-serial", "stdio", "-monitor", "none"]
     if icount is not None:
-        cmd += ["-icount", f"shift={icount},sleep=off"]
+        # Fixed guest randomness (the devicetree's rng-seed) and an RTC on
+        # the virtual clock, so that equal runs execute equal instructions.
+        cmd += ["-icount", f"shift={icount},sleep=off", "-seed", "1",
+                "-rtc", "base=2026-01-01T00:00:00,clock=vm"]
     if wire == "user":
         cmd += ["-nic", f"user,model=accio-nic,mac={GUEST_MAC}"]
     elif wire.startswith("socket:"):
