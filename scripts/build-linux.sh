@@ -24,7 +24,7 @@ if [ ! -d "$T/.git" ]; then
 	log "unpacking linux-source-6.1"
 	rm -rf "$T" "$L/linux-source-6.1"
 	mkdir -p "$L"
-	tar -C "$L" -xf "$TARBALL"
+	tar -C "$L" --no-same-owner -xf "$TARBALL"
 	mv "$L/linux-source-6.1" "$T"
 	(cd "$T" && git init -q && git add -f -A . && \
 	 git -c user.name=accio -c user.email=accio@localhost commit -q -m base && git tag base)
