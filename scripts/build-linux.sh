@@ -43,10 +43,10 @@ fi
 
 B=$L/obj
 mkdir -p "$B"
-MK=(make -s -C "$T" O="$B" ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- "CC=ccache riscv64-linux-gnu-gcc" LOCALVERSION= -j"$JOBS")
-"${MK[@]}" defconfig >/dev/null
+MK=(make -C "$T" O="$B" ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- "CC=ccache riscv64-linux-gnu-gcc" LOCALVERSION= -j"$JOBS")
+"${MK[@]}" -s defconfig >/dev/null
 (cd "$B" && "$T/scripts/kconfig/merge_config.sh" -m -O "$B" "$B/.config" "$ROOT/kernel-patches/config/accio.config" >/dev/null)
-"${MK[@]}" olddefconfig >/dev/null
+"${MK[@]}" -s olddefconfig >/dev/null
 # Every option of the fragment must have survived the merge.
 [ -n "${NO_CFG_CHECK:-}" ] || while IFS= read -r line; do
 	case "$line" in
@@ -54,7 +54,8 @@ MK=(make -s -C "$T" O="$B" ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- "CC=ccach
 	esac
 done < "$ROOT/kernel-patches/config/accio.config"
 log "building Image (jobs=$JOBS)"
-"${MK[@]}" KBUILD_BUILD_TIMESTAMP="2026-01-01 00:00:00 UTC" KBUILD_BUILD_VERSION=1 KBUILD_BUILD_USER=accio KBUILD_BUILD_HOST=accio Image
+run_logged "$L/build.log" kernel "${MK[@]}" KBUILD_BUILD_TIMESTAMP="2026-01-01 00:00:00 UTC" \
+	KBUILD_BUILD_VERSION=1 KBUILD_BUILD_USER=accio KBUILD_BUILD_HOST=accio Image
 cp "$B/arch/riscv/boot/Image" "$out.tmp" && mv "$out.tmp" "$out"
 ln -sf "$out" "$ROOT/build/Image"
 log "kernel $out"

@@ -60,7 +60,7 @@ if [ ! -f "$B/build.ninja" ]; then
 		|| { tail -30 "$Q/configure.log"; exit 1; }
 fi
 log "building (jobs=$JOBS)"
-ninja -C "$B" -j"$JOBS" qemu-system-riscv64 > "$Q/build.log" 2>&1 || { tail -40 "$Q/build.log"; exit 1; }
+run_logged "$Q/build.log" ninja ninja -C "$B" -j"$JOBS" qemu-system-riscv64
 cp "$B/qemu-system-riscv64" "$out.tmp" && mv "$out.tmp" "$out"
 ln -sf "$out" "$ROOT/build/qemu-system-riscv64"
 log "QEMU $out"
