@@ -37,3 +37,54 @@ NIC = {
     "PIPELINE_NS": (0x110, {"VALUE": (0, 64, 0x0)}),
     "LINK_MBPS": (0x118, {"VALUE": (0, 64, 0x0)}),
 }
+NIC_ARRAYS = {
+}
+
+UNCORE_BASE = 0x11000000
+UNCORE_SIZE = 0x41000
+UNCORE = {
+    "ID": (0x000, {"MAGIC": (0, 32, 0x41435455), "MAJOR": (32, 16, 0x1), "MINOR": (48, 16, 0x0)}),
+    "CONFIG": (0x008, {"ROWS": (0, 16, 0x40), "HARTS": (16, 8, 0x4), "QDEPTH": (32, 16, 0x100)}),
+    "CTRL": (0x010, {"ENABLE": (0, 1, 0x0), "MISS_EVENTS": (1, 1, 0x0)}),
+    "EVQ_POP": (0x018, {"TYPE": (0, 8, 0x0), "ROW": (16, 16, 0x0), "INFO": (32, 31, 0x0), "VALID": (63, 1, 0x0)}),
+    "EVQ_STATUS": (0x020, {"COUNT": (0, 16, 0x0), "LOST": (16, 32, 0x0)}),
+    "EVQ_INTR_MASK": (0x028, {"ENABLE": (0, 1, 0x0)}),
+    "ICT_MISSES": (0x040, {"VALUE": (0, 64, 0x0)}),
+    "PROT_VIOLATIONS": (0x048, {"VALUE": (0, 64, 0x0)}),
+    "RX_MALFORMED": (0x050, {"VALUE": (0, 64, 0x0)}),
+    "BAD_DOORBELLS": (0x058, {"VALUE": (0, 64, 0x0)}),
+}
+UNCORE_ARRAYS = {
+    "HART": (0x100, 0x40, 4, {
+        "RQ_POP": (0x000, {"ROW": (0, 16, 0x0), "TX": (16, 1, 0x0), "VALID": (63, 1, 0x0)}),
+        "RQ_PEEK": (0x008, {"ROW": (0, 16, 0x0), "TX": (16, 1, 0x0), "VALID": (63, 1, 0x0)}),
+        "RQ_COUNT": (0x010, {"COUNT": (0, 16, 0x0)}),
+        "ACCEL": (0x018, {"RUNNING": (0, 1, 0x0), "PRIO": (8, 8, 0x0)}),
+        "WAKE": (0x020, {"PENDING": (0, 1, 0x0)}),
+        "WAKE_COUNT": (0x028, {"VALUE": (0, 64, 0x0)}),
+    }),
+    "ROW": (0x1000, 0x1000, 64, {
+        "STATE": (0x000, {"ENABLED": (0, 1, 0x0), "ACCEL": (1, 1, 0x0), "RX_SUSP": (2, 1, 0x0), "TX_SUSP": (3, 1, 0x0), "INTR": (4, 1, 0x0), "PRIO": (8, 8, 0x0), "HART": (16, 8, 0x0)}),
+        "LOCAL": (0x008, {"IP": (0, 32, 0x0), "PORT": (32, 16, 0x0), "PROTO": (48, 8, 0x11)}),
+        "REMOTE": (0x010, {"IP": (0, 32, 0x0), "PORT": (32, 16, 0x0)}),
+        "OWNER_ASID": (0x018, {"ASID": (0, 16, 0x0)}),
+        "OWNER_COOKIE": (0x020, {"VALUE": (0, 64, 0x0)}),
+        "DST_MAC": (0x028, {"ADDR": (0, 48, 0x0)}),
+        "RX_BASE": (0x030, {"ADDR": (0, 48, 0x0)}),
+        "RX_SIZE": (0x038, {"BYTES": (0, 32, 0x0)}),
+        "RX_WPTR": (0x040, {"VALUE": (0, 64, 0x0)}),
+        "RX_RPTR": (0x048, {"VALUE": (0, 64, 0x0)}),
+        "TX_BASE": (0x050, {"ADDR": (0, 48, 0x0)}),
+        "TX_SIZE": (0x058, {"BYTES": (0, 32, 0x0)}),
+        "TX_WPTR": (0x060, {"VALUE": (0, 64, 0x0)}),
+        "TX_RPTR": (0x068, {"VALUE": (0, 64, 0x0)}),
+        "DOORBELL": (0x070, {"VALUE": (0, 64, 0x0)}),
+        "RX_PKTS": (0x080, {"VALUE": (0, 64, 0x0)}),
+        "RX_BYTES": (0x088, {"VALUE": (0, 64, 0x0)}),
+        "RX_DROPS": (0x090, {"VALUE": (0, 64, 0x0)}),
+        "TX_PKTS": (0x098, {"VALUE": (0, 64, 0x0)}),
+        "TX_BYTES": (0x0a0, {"VALUE": (0, 64, 0x0)}),
+        "TX_ERRORS": (0x0a8, {"VALUE": (0, 64, 0x0)}),
+        "PROT_FAULTS": (0x0b0, {"VALUE": (0, 64, 0x0)}),
+    }),
+}

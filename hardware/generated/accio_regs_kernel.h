@@ -310,8 +310,392 @@ typedef struct __attribute__ ((__packed__)) {
     uint64_t LINK_MBPS;
 } accio_nic_t;
 
+// reg - accio_uncore_global::ID
+#define ACCIO_UNCORE_GLOBAL__ID__MAGIC_bm 0xffffffff
+#define ACCIO_UNCORE_GLOBAL__ID__MAGIC_bp 0
+#define ACCIO_UNCORE_GLOBAL__ID__MAGIC_bw 32
+#define ACCIO_UNCORE_GLOBAL__ID__MAGIC_reset 0x41435455
+#define ACCIO_UNCORE_GLOBAL__ID__MAJOR_bm 0xffff00000000
+#define ACCIO_UNCORE_GLOBAL__ID__MAJOR_bp 32
+#define ACCIO_UNCORE_GLOBAL__ID__MAJOR_bw 16
+#define ACCIO_UNCORE_GLOBAL__ID__MAJOR_reset 0x1
+#define ACCIO_UNCORE_GLOBAL__ID__MINOR_bm 0xffff000000000000
+#define ACCIO_UNCORE_GLOBAL__ID__MINOR_bp 48
+#define ACCIO_UNCORE_GLOBAL__ID__MINOR_bw 16
+#define ACCIO_UNCORE_GLOBAL__ID__MINOR_reset 0x0
+
+// reg - accio_uncore_global::CONFIG
+#define ACCIO_UNCORE_GLOBAL__CONFIG__ROWS_bm 0xffff
+#define ACCIO_UNCORE_GLOBAL__CONFIG__ROWS_bp 0
+#define ACCIO_UNCORE_GLOBAL__CONFIG__ROWS_bw 16
+#define ACCIO_UNCORE_GLOBAL__CONFIG__ROWS_reset 0x40
+#define ACCIO_UNCORE_GLOBAL__CONFIG__HARTS_bm 0xff0000
+#define ACCIO_UNCORE_GLOBAL__CONFIG__HARTS_bp 16
+#define ACCIO_UNCORE_GLOBAL__CONFIG__HARTS_bw 8
+#define ACCIO_UNCORE_GLOBAL__CONFIG__HARTS_reset 0x4
+#define ACCIO_UNCORE_GLOBAL__CONFIG__QDEPTH_bm 0xffff00000000
+#define ACCIO_UNCORE_GLOBAL__CONFIG__QDEPTH_bp 32
+#define ACCIO_UNCORE_GLOBAL__CONFIG__QDEPTH_bw 16
+#define ACCIO_UNCORE_GLOBAL__CONFIG__QDEPTH_reset 0x100
+
+// reg - accio_uncore_global::CTRL
+#define ACCIO_UNCORE_GLOBAL__CTRL__ENABLE_bm 0x1
+#define ACCIO_UNCORE_GLOBAL__CTRL__ENABLE_bp 0
+#define ACCIO_UNCORE_GLOBAL__CTRL__ENABLE_bw 1
+#define ACCIO_UNCORE_GLOBAL__CTRL__ENABLE_reset 0x0
+#define ACCIO_UNCORE_GLOBAL__CTRL__MISS_EVENTS_bm 0x2
+#define ACCIO_UNCORE_GLOBAL__CTRL__MISS_EVENTS_bp 1
+#define ACCIO_UNCORE_GLOBAL__CTRL__MISS_EVENTS_bw 1
+#define ACCIO_UNCORE_GLOBAL__CTRL__MISS_EVENTS_reset 0x0
+
+// reg - accio_uncore_global::EVQ_POP
+#define ACCIO_UNCORE_GLOBAL__EVQ_POP__TYPE_bm 0xff
+#define ACCIO_UNCORE_GLOBAL__EVQ_POP__TYPE_bp 0
+#define ACCIO_UNCORE_GLOBAL__EVQ_POP__TYPE_bw 8
+#define ACCIO_UNCORE_GLOBAL__EVQ_POP__TYPE_reset 0x0
+#define ACCIO_UNCORE_GLOBAL__EVQ_POP__ROW_bm 0xffff0000
+#define ACCIO_UNCORE_GLOBAL__EVQ_POP__ROW_bp 16
+#define ACCIO_UNCORE_GLOBAL__EVQ_POP__ROW_bw 16
+#define ACCIO_UNCORE_GLOBAL__EVQ_POP__ROW_reset 0x0
+#define ACCIO_UNCORE_GLOBAL__EVQ_POP__INFO_bm 0x7fffffff00000000
+#define ACCIO_UNCORE_GLOBAL__EVQ_POP__INFO_bp 32
+#define ACCIO_UNCORE_GLOBAL__EVQ_POP__INFO_bw 31
+#define ACCIO_UNCORE_GLOBAL__EVQ_POP__INFO_reset 0x0
+#define ACCIO_UNCORE_GLOBAL__EVQ_POP__VALID_bm 0x8000000000000000
+#define ACCIO_UNCORE_GLOBAL__EVQ_POP__VALID_bp 63
+#define ACCIO_UNCORE_GLOBAL__EVQ_POP__VALID_bw 1
+#define ACCIO_UNCORE_GLOBAL__EVQ_POP__VALID_reset 0x0
+
+// reg - accio_uncore_global::EVQ_STATUS
+#define ACCIO_UNCORE_GLOBAL__EVQ_STATUS__COUNT_bm 0xffff
+#define ACCIO_UNCORE_GLOBAL__EVQ_STATUS__COUNT_bp 0
+#define ACCIO_UNCORE_GLOBAL__EVQ_STATUS__COUNT_bw 16
+#define ACCIO_UNCORE_GLOBAL__EVQ_STATUS__COUNT_reset 0x0
+#define ACCIO_UNCORE_GLOBAL__EVQ_STATUS__LOST_bm 0xffffffff0000
+#define ACCIO_UNCORE_GLOBAL__EVQ_STATUS__LOST_bp 16
+#define ACCIO_UNCORE_GLOBAL__EVQ_STATUS__LOST_bw 32
+#define ACCIO_UNCORE_GLOBAL__EVQ_STATUS__LOST_reset 0x0
+
+// reg - accio_uncore_global::EVQ_INTR_MASK
+#define ACCIO_UNCORE_GLOBAL__EVQ_INTR_MASK__ENABLE_bm 0x1
+#define ACCIO_UNCORE_GLOBAL__EVQ_INTR_MASK__ENABLE_bp 0
+#define ACCIO_UNCORE_GLOBAL__EVQ_INTR_MASK__ENABLE_bw 1
+#define ACCIO_UNCORE_GLOBAL__EVQ_INTR_MASK__ENABLE_reset 0x0
+
+// reg - accio_uncore_global::ICT_MISSES
+#define ACCIO_UNCORE_GLOBAL__ICT_MISSES__VALUE_bm 0xffffffffffffffff
+#define ACCIO_UNCORE_GLOBAL__ICT_MISSES__VALUE_bp 0
+#define ACCIO_UNCORE_GLOBAL__ICT_MISSES__VALUE_bw 64
+#define ACCIO_UNCORE_GLOBAL__ICT_MISSES__VALUE_reset 0x0
+
+// reg - accio_uncore_global::PROT_VIOLATIONS
+#define ACCIO_UNCORE_GLOBAL__PROT_VIOLATIONS__VALUE_bm 0xffffffffffffffff
+#define ACCIO_UNCORE_GLOBAL__PROT_VIOLATIONS__VALUE_bp 0
+#define ACCIO_UNCORE_GLOBAL__PROT_VIOLATIONS__VALUE_bw 64
+#define ACCIO_UNCORE_GLOBAL__PROT_VIOLATIONS__VALUE_reset 0x0
+
+// reg - accio_uncore_global::RX_MALFORMED
+#define ACCIO_UNCORE_GLOBAL__RX_MALFORMED__VALUE_bm 0xffffffffffffffff
+#define ACCIO_UNCORE_GLOBAL__RX_MALFORMED__VALUE_bp 0
+#define ACCIO_UNCORE_GLOBAL__RX_MALFORMED__VALUE_bw 64
+#define ACCIO_UNCORE_GLOBAL__RX_MALFORMED__VALUE_reset 0x0
+
+// reg - accio_uncore_global::BAD_DOORBELLS
+#define ACCIO_UNCORE_GLOBAL__BAD_DOORBELLS__VALUE_bm 0xffffffffffffffff
+#define ACCIO_UNCORE_GLOBAL__BAD_DOORBELLS__VALUE_bp 0
+#define ACCIO_UNCORE_GLOBAL__BAD_DOORBELLS__VALUE_bw 64
+#define ACCIO_UNCORE_GLOBAL__BAD_DOORBELLS__VALUE_reset 0x0
+
+// reg - accio_hart_regs::RQ_POP
+#define ACCIO_HART_REGS__RQ_POP__ROW_bm 0xffff
+#define ACCIO_HART_REGS__RQ_POP__ROW_bp 0
+#define ACCIO_HART_REGS__RQ_POP__ROW_bw 16
+#define ACCIO_HART_REGS__RQ_POP__ROW_reset 0x0
+#define ACCIO_HART_REGS__RQ_POP__TX_bm 0x10000
+#define ACCIO_HART_REGS__RQ_POP__TX_bp 16
+#define ACCIO_HART_REGS__RQ_POP__TX_bw 1
+#define ACCIO_HART_REGS__RQ_POP__TX_reset 0x0
+#define ACCIO_HART_REGS__RQ_POP__VALID_bm 0x8000000000000000
+#define ACCIO_HART_REGS__RQ_POP__VALID_bp 63
+#define ACCIO_HART_REGS__RQ_POP__VALID_bw 1
+#define ACCIO_HART_REGS__RQ_POP__VALID_reset 0x0
+
+// reg - accio_hart_regs::RQ_PEEK
+#define ACCIO_HART_REGS__RQ_PEEK__ROW_bm 0xffff
+#define ACCIO_HART_REGS__RQ_PEEK__ROW_bp 0
+#define ACCIO_HART_REGS__RQ_PEEK__ROW_bw 16
+#define ACCIO_HART_REGS__RQ_PEEK__ROW_reset 0x0
+#define ACCIO_HART_REGS__RQ_PEEK__TX_bm 0x10000
+#define ACCIO_HART_REGS__RQ_PEEK__TX_bp 16
+#define ACCIO_HART_REGS__RQ_PEEK__TX_bw 1
+#define ACCIO_HART_REGS__RQ_PEEK__TX_reset 0x0
+#define ACCIO_HART_REGS__RQ_PEEK__VALID_bm 0x8000000000000000
+#define ACCIO_HART_REGS__RQ_PEEK__VALID_bp 63
+#define ACCIO_HART_REGS__RQ_PEEK__VALID_bw 1
+#define ACCIO_HART_REGS__RQ_PEEK__VALID_reset 0x0
+
+// reg - accio_hart_regs::RQ_COUNT
+#define ACCIO_HART_REGS__RQ_COUNT__COUNT_bm 0xffff
+#define ACCIO_HART_REGS__RQ_COUNT__COUNT_bp 0
+#define ACCIO_HART_REGS__RQ_COUNT__COUNT_bw 16
+#define ACCIO_HART_REGS__RQ_COUNT__COUNT_reset 0x0
+
+// reg - accio_hart_regs::ACCEL
+#define ACCIO_HART_REGS__ACCEL__RUNNING_bm 0x1
+#define ACCIO_HART_REGS__ACCEL__RUNNING_bp 0
+#define ACCIO_HART_REGS__ACCEL__RUNNING_bw 1
+#define ACCIO_HART_REGS__ACCEL__RUNNING_reset 0x0
+#define ACCIO_HART_REGS__ACCEL__PRIO_bm 0xff00
+#define ACCIO_HART_REGS__ACCEL__PRIO_bp 8
+#define ACCIO_HART_REGS__ACCEL__PRIO_bw 8
+#define ACCIO_HART_REGS__ACCEL__PRIO_reset 0x0
+
+// reg - accio_hart_regs::WAKE
+#define ACCIO_HART_REGS__WAKE__PENDING_bm 0x1
+#define ACCIO_HART_REGS__WAKE__PENDING_bp 0
+#define ACCIO_HART_REGS__WAKE__PENDING_bw 1
+#define ACCIO_HART_REGS__WAKE__PENDING_reset 0x0
+
+// reg - accio_hart_regs::WAKE_COUNT
+#define ACCIO_HART_REGS__WAKE_COUNT__VALUE_bm 0xffffffffffffffff
+#define ACCIO_HART_REGS__WAKE_COUNT__VALUE_bp 0
+#define ACCIO_HART_REGS__WAKE_COUNT__VALUE_bw 64
+#define ACCIO_HART_REGS__WAKE_COUNT__VALUE_reset 0x0
+
+// regfile - accio_hart_regs
+typedef struct __attribute__ ((__packed__)) {
+    uint64_t RQ_POP;
+    uint64_t RQ_PEEK;
+    uint64_t RQ_COUNT;
+    uint64_t ACCEL;
+    uint64_t WAKE;
+    uint64_t WAKE_COUNT;
+    uint8_t RESERVED_30_3f[0x10];
+} accio_hart_regs__stride40_t;
+
+// addrmap - accio_uncore_global
+typedef struct __attribute__ ((__packed__)) {
+    uint64_t ID;
+    uint64_t CONFIG;
+    uint64_t CTRL;
+    uint64_t EVQ_POP;
+    uint64_t EVQ_STATUS;
+    uint64_t EVQ_INTR_MASK;
+    uint8_t RESERVED_30_3f[0x10];
+    uint64_t ICT_MISSES;
+    uint64_t PROT_VIOLATIONS;
+    uint64_t RX_MALFORMED;
+    uint64_t BAD_DOORBELLS;
+    uint8_t RESERVED_60_ff[0xa0];
+    accio_hart_regs__stride40_t HART[4];
+} accio_uncore_global_t;
+
+// reg - accio_ict_row::STATE
+#define ACCIO_ICT_ROW__STATE__ENABLED_bm 0x1
+#define ACCIO_ICT_ROW__STATE__ENABLED_bp 0
+#define ACCIO_ICT_ROW__STATE__ENABLED_bw 1
+#define ACCIO_ICT_ROW__STATE__ENABLED_reset 0x0
+#define ACCIO_ICT_ROW__STATE__ACCEL_bm 0x2
+#define ACCIO_ICT_ROW__STATE__ACCEL_bp 1
+#define ACCIO_ICT_ROW__STATE__ACCEL_bw 1
+#define ACCIO_ICT_ROW__STATE__ACCEL_reset 0x0
+#define ACCIO_ICT_ROW__STATE__RX_SUSP_bm 0x4
+#define ACCIO_ICT_ROW__STATE__RX_SUSP_bp 2
+#define ACCIO_ICT_ROW__STATE__RX_SUSP_bw 1
+#define ACCIO_ICT_ROW__STATE__RX_SUSP_reset 0x0
+#define ACCIO_ICT_ROW__STATE__TX_SUSP_bm 0x8
+#define ACCIO_ICT_ROW__STATE__TX_SUSP_bp 3
+#define ACCIO_ICT_ROW__STATE__TX_SUSP_bw 1
+#define ACCIO_ICT_ROW__STATE__TX_SUSP_reset 0x0
+#define ACCIO_ICT_ROW__STATE__INTR_bm 0x10
+#define ACCIO_ICT_ROW__STATE__INTR_bp 4
+#define ACCIO_ICT_ROW__STATE__INTR_bw 1
+#define ACCIO_ICT_ROW__STATE__INTR_reset 0x0
+#define ACCIO_ICT_ROW__STATE__PRIO_bm 0xff00
+#define ACCIO_ICT_ROW__STATE__PRIO_bp 8
+#define ACCIO_ICT_ROW__STATE__PRIO_bw 8
+#define ACCIO_ICT_ROW__STATE__PRIO_reset 0x0
+#define ACCIO_ICT_ROW__STATE__HART_bm 0xff0000
+#define ACCIO_ICT_ROW__STATE__HART_bp 16
+#define ACCIO_ICT_ROW__STATE__HART_bw 8
+#define ACCIO_ICT_ROW__STATE__HART_reset 0x0
+
+// reg - accio_ict_row::LOCAL
+#define ACCIO_ICT_ROW__LOCAL__IP_bm 0xffffffff
+#define ACCIO_ICT_ROW__LOCAL__IP_bp 0
+#define ACCIO_ICT_ROW__LOCAL__IP_bw 32
+#define ACCIO_ICT_ROW__LOCAL__IP_reset 0x0
+#define ACCIO_ICT_ROW__LOCAL__PORT_bm 0xffff00000000
+#define ACCIO_ICT_ROW__LOCAL__PORT_bp 32
+#define ACCIO_ICT_ROW__LOCAL__PORT_bw 16
+#define ACCIO_ICT_ROW__LOCAL__PORT_reset 0x0
+#define ACCIO_ICT_ROW__LOCAL__PROTO_bm 0xff000000000000
+#define ACCIO_ICT_ROW__LOCAL__PROTO_bp 48
+#define ACCIO_ICT_ROW__LOCAL__PROTO_bw 8
+#define ACCIO_ICT_ROW__LOCAL__PROTO_reset 0x11
+
+// reg - accio_ict_row::REMOTE
+#define ACCIO_ICT_ROW__REMOTE__IP_bm 0xffffffff
+#define ACCIO_ICT_ROW__REMOTE__IP_bp 0
+#define ACCIO_ICT_ROW__REMOTE__IP_bw 32
+#define ACCIO_ICT_ROW__REMOTE__IP_reset 0x0
+#define ACCIO_ICT_ROW__REMOTE__PORT_bm 0xffff00000000
+#define ACCIO_ICT_ROW__REMOTE__PORT_bp 32
+#define ACCIO_ICT_ROW__REMOTE__PORT_bw 16
+#define ACCIO_ICT_ROW__REMOTE__PORT_reset 0x0
+
+// reg - accio_ict_row::OWNER_ASID
+#define ACCIO_ICT_ROW__OWNER_ASID__ASID_bm 0xffff
+#define ACCIO_ICT_ROW__OWNER_ASID__ASID_bp 0
+#define ACCIO_ICT_ROW__OWNER_ASID__ASID_bw 16
+#define ACCIO_ICT_ROW__OWNER_ASID__ASID_reset 0x0
+
+// reg - accio_ict_row::OWNER_COOKIE
+#define ACCIO_ICT_ROW__OWNER_COOKIE__VALUE_bm 0xffffffffffffffff
+#define ACCIO_ICT_ROW__OWNER_COOKIE__VALUE_bp 0
+#define ACCIO_ICT_ROW__OWNER_COOKIE__VALUE_bw 64
+#define ACCIO_ICT_ROW__OWNER_COOKIE__VALUE_reset 0x0
+
+// reg - accio_ict_row::DST_MAC
+#define ACCIO_ICT_ROW__DST_MAC__ADDR_bm 0xffffffffffff
+#define ACCIO_ICT_ROW__DST_MAC__ADDR_bp 0
+#define ACCIO_ICT_ROW__DST_MAC__ADDR_bw 48
+#define ACCIO_ICT_ROW__DST_MAC__ADDR_reset 0x0
+
+// reg - accio_ict_row::RX_BASE
+#define ACCIO_ICT_ROW__RX_BASE__ADDR_bm 0xffffffffffff
+#define ACCIO_ICT_ROW__RX_BASE__ADDR_bp 0
+#define ACCIO_ICT_ROW__RX_BASE__ADDR_bw 48
+#define ACCIO_ICT_ROW__RX_BASE__ADDR_reset 0x0
+
+// reg - accio_ict_row::RX_SIZE
+#define ACCIO_ICT_ROW__RX_SIZE__BYTES_bm 0xffffffff
+#define ACCIO_ICT_ROW__RX_SIZE__BYTES_bp 0
+#define ACCIO_ICT_ROW__RX_SIZE__BYTES_bw 32
+#define ACCIO_ICT_ROW__RX_SIZE__BYTES_reset 0x0
+
+// reg - accio_ict_row::RX_WPTR
+#define ACCIO_ICT_ROW__RX_WPTR__VALUE_bm 0xffffffffffffffff
+#define ACCIO_ICT_ROW__RX_WPTR__VALUE_bp 0
+#define ACCIO_ICT_ROW__RX_WPTR__VALUE_bw 64
+#define ACCIO_ICT_ROW__RX_WPTR__VALUE_reset 0x0
+
+// reg - accio_ict_row::RX_RPTR
+#define ACCIO_ICT_ROW__RX_RPTR__VALUE_bm 0xffffffffffffffff
+#define ACCIO_ICT_ROW__RX_RPTR__VALUE_bp 0
+#define ACCIO_ICT_ROW__RX_RPTR__VALUE_bw 64
+#define ACCIO_ICT_ROW__RX_RPTR__VALUE_reset 0x0
+
+// reg - accio_ict_row::TX_BASE
+#define ACCIO_ICT_ROW__TX_BASE__ADDR_bm 0xffffffffffff
+#define ACCIO_ICT_ROW__TX_BASE__ADDR_bp 0
+#define ACCIO_ICT_ROW__TX_BASE__ADDR_bw 48
+#define ACCIO_ICT_ROW__TX_BASE__ADDR_reset 0x0
+
+// reg - accio_ict_row::TX_SIZE
+#define ACCIO_ICT_ROW__TX_SIZE__BYTES_bm 0xffffffff
+#define ACCIO_ICT_ROW__TX_SIZE__BYTES_bp 0
+#define ACCIO_ICT_ROW__TX_SIZE__BYTES_bw 32
+#define ACCIO_ICT_ROW__TX_SIZE__BYTES_reset 0x0
+
+// reg - accio_ict_row::TX_WPTR
+#define ACCIO_ICT_ROW__TX_WPTR__VALUE_bm 0xffffffffffffffff
+#define ACCIO_ICT_ROW__TX_WPTR__VALUE_bp 0
+#define ACCIO_ICT_ROW__TX_WPTR__VALUE_bw 64
+#define ACCIO_ICT_ROW__TX_WPTR__VALUE_reset 0x0
+
+// reg - accio_ict_row::TX_RPTR
+#define ACCIO_ICT_ROW__TX_RPTR__VALUE_bm 0xffffffffffffffff
+#define ACCIO_ICT_ROW__TX_RPTR__VALUE_bp 0
+#define ACCIO_ICT_ROW__TX_RPTR__VALUE_bw 64
+#define ACCIO_ICT_ROW__TX_RPTR__VALUE_reset 0x0
+
+// reg - accio_ict_row::DOORBELL
+#define ACCIO_ICT_ROW__DOORBELL__VALUE_bm 0xffffffffffffffff
+#define ACCIO_ICT_ROW__DOORBELL__VALUE_bp 0
+#define ACCIO_ICT_ROW__DOORBELL__VALUE_bw 64
+#define ACCIO_ICT_ROW__DOORBELL__VALUE_reset 0x0
+
+// reg - accio_ict_row::RX_PKTS
+#define ACCIO_ICT_ROW__RX_PKTS__VALUE_bm 0xffffffffffffffff
+#define ACCIO_ICT_ROW__RX_PKTS__VALUE_bp 0
+#define ACCIO_ICT_ROW__RX_PKTS__VALUE_bw 64
+#define ACCIO_ICT_ROW__RX_PKTS__VALUE_reset 0x0
+
+// reg - accio_ict_row::RX_BYTES
+#define ACCIO_ICT_ROW__RX_BYTES__VALUE_bm 0xffffffffffffffff
+#define ACCIO_ICT_ROW__RX_BYTES__VALUE_bp 0
+#define ACCIO_ICT_ROW__RX_BYTES__VALUE_bw 64
+#define ACCIO_ICT_ROW__RX_BYTES__VALUE_reset 0x0
+
+// reg - accio_ict_row::RX_DROPS
+#define ACCIO_ICT_ROW__RX_DROPS__VALUE_bm 0xffffffffffffffff
+#define ACCIO_ICT_ROW__RX_DROPS__VALUE_bp 0
+#define ACCIO_ICT_ROW__RX_DROPS__VALUE_bw 64
+#define ACCIO_ICT_ROW__RX_DROPS__VALUE_reset 0x0
+
+// reg - accio_ict_row::TX_PKTS
+#define ACCIO_ICT_ROW__TX_PKTS__VALUE_bm 0xffffffffffffffff
+#define ACCIO_ICT_ROW__TX_PKTS__VALUE_bp 0
+#define ACCIO_ICT_ROW__TX_PKTS__VALUE_bw 64
+#define ACCIO_ICT_ROW__TX_PKTS__VALUE_reset 0x0
+
+// reg - accio_ict_row::TX_BYTES
+#define ACCIO_ICT_ROW__TX_BYTES__VALUE_bm 0xffffffffffffffff
+#define ACCIO_ICT_ROW__TX_BYTES__VALUE_bp 0
+#define ACCIO_ICT_ROW__TX_BYTES__VALUE_bw 64
+#define ACCIO_ICT_ROW__TX_BYTES__VALUE_reset 0x0
+
+// reg - accio_ict_row::TX_ERRORS
+#define ACCIO_ICT_ROW__TX_ERRORS__VALUE_bm 0xffffffffffffffff
+#define ACCIO_ICT_ROW__TX_ERRORS__VALUE_bp 0
+#define ACCIO_ICT_ROW__TX_ERRORS__VALUE_bw 64
+#define ACCIO_ICT_ROW__TX_ERRORS__VALUE_reset 0x0
+
+// reg - accio_ict_row::PROT_FAULTS
+#define ACCIO_ICT_ROW__PROT_FAULTS__VALUE_bm 0xffffffffffffffff
+#define ACCIO_ICT_ROW__PROT_FAULTS__VALUE_bp 0
+#define ACCIO_ICT_ROW__PROT_FAULTS__VALUE_bw 64
+#define ACCIO_ICT_ROW__PROT_FAULTS__VALUE_reset 0x0
+
+// addrmap - accio_ict_row
+typedef struct __attribute__ ((__packed__)) {
+    uint64_t STATE;
+    uint64_t LOCAL;
+    uint64_t REMOTE;
+    uint64_t OWNER_ASID;
+    uint64_t OWNER_COOKIE;
+    uint64_t DST_MAC;
+    uint64_t RX_BASE;
+    uint64_t RX_SIZE;
+    uint64_t RX_WPTR;
+    uint64_t RX_RPTR;
+    uint64_t TX_BASE;
+    uint64_t TX_SIZE;
+    uint64_t TX_WPTR;
+    uint64_t TX_RPTR;
+    uint64_t DOORBELL;
+    uint8_t RESERVED_78_7f[0x8];
+    uint64_t RX_PKTS;
+    uint64_t RX_BYTES;
+    uint64_t RX_DROPS;
+    uint64_t TX_PKTS;
+    uint64_t TX_BYTES;
+    uint64_t TX_ERRORS;
+    uint64_t PROT_FAULTS;
+    uint8_t RESERVED_b8_fff[0xf48];
+} accio_ict_row__stride1000_t;
+
+// addrmap - accio_uncore
+typedef struct __attribute__ ((__packed__)) {
+    accio_uncore_global_t GLOBAL;
+    uint8_t RESERVED_200_fff[0xe00];
+    accio_ict_row__stride1000_t ROW[64];
+} accio_uncore_t;
+
 
 static_assert(sizeof(accio_nic_t) == 0x120, "Packing error");
+static_assert(sizeof(accio_uncore_t) == 0x41000, "Packing error");
 
 #ifdef __cplusplus
 }

@@ -24,7 +24,7 @@ from systemrdl.node import AddrmapNode, RegNode
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-SOURCES = [os.path.join(HERE, "accio_nic.rdl")]
+SOURCES = [os.path.join(HERE, f) for f in ("accio_nic.rdl", "accio_uncore.rdl", "accio_soc.rdl")]
 OUTDIR = os.path.join(ROOT, "hardware", "generated")
 BANNER = "Generated from the SystemRDL in hardware/regmap by generate.py; do not edit."
 
@@ -40,13 +40,45 @@ def blocks(top):
     return [c for c in top.top.children() if isinstance(c, AddrmapNode)]
 
 
-def regs(block):
-    return [r for r in block.descendants() if isinstance(r, RegNode)]
-
-
 def peakrdl(args):
     exe = os.path.join(os.path.dirname(sys.executable), "peakrdl")
     subprocess.run([exe] + args, check=True, stdout=subprocess.DEVNULL, cwd=HERE)
+
+
+def flatten(node, base=0):
+    """Registers of a block as (name, offset, RegNode), and its register arrays
+    as (name, base, stride, count, [(name, offset, RegNode)]). Non-array
+    sub-blocks are folded into their parent; names must stay unique."""
+    regs, arrays = [], []
+    for c in node.children():
+        if isinstance(c, RegNode):
+            regs.append((c.inst_name, base + c.address_offset, c))
+        elif c.is_array:
+            inner, nested = flatten(c, 0)
+            assert not nested, "nested register arrays are not supported"
+            arrays.append((c.inst_name, base + c.raw_address_offset, c.array_stride,
+                           c.array_dimensions[0], inner))
+        else:
+            r, a = flatten(c, base + c.address_offset)
+            regs += r
+            arrays += a
+    names = [n for n, _, _ in regs] + [a[0] for a in arrays]
+    dup = {n for n in names if names.count(n) > 1}
+    assert not dup, f"duplicate register names {dup}"
+    return regs, arrays
+
+
+def field_lines(prefix, r):
+    out = []
+    reset = sum((f.get_property("reset") or 0) << f.lsb for f in r.fields())
+    out.append(f"#define {prefix}_RESET 0x{reset:x}ULL")
+    for f in r.fields():
+        if f.width == r.size * 8:
+            continue
+        mask = ((1 << f.width) - 1) << f.lsb
+        out.append(f"#define {prefix}_{f.inst_name}_SHIFT {f.lsb}")
+        out.append(f"#define {prefix}_{f.inst_name}_MASK 0x{mask:x}ULL")
+    return out
 
 
 def gen_offsets(top, path):
@@ -56,51 +88,80 @@ def gen_offsets(top, path):
         bn = b.inst_name.upper()
         out.append(f"#define ACCIO_{bn}_BASE 0x{b.absolute_address:x}UL")
         out.append(f"#define ACCIO_{bn}_SIZE 0x{b.size:x}UL")
-        for r in regs(b):
-            out.append(f"#define ACCIO_{bn}_{r.inst_name} 0x{r.address_offset:03x}")
-            reset = sum((f.get_property("reset") or 0) << f.lsb for f in r.fields())
-            out.append(f"#define ACCIO_{bn}_{r.inst_name}_RESET 0x{reset:x}ULL")
-            for f in r.fields():
-                if f.width == r.size * 8:
-                    continue
-                mask = ((1 << f.width) - 1) << f.lsb
-                out.append(f"#define ACCIO_{bn}_{r.inst_name}_{f.inst_name}_SHIFT {f.lsb}")
-                out.append(f"#define ACCIO_{bn}_{r.inst_name}_{f.inst_name}_MASK 0x{mask:x}ULL")
+        regs, arrays = flatten(b)
+        for name, off, r in regs:
+            out.append(f"#define ACCIO_{bn}_{name} 0x{off:03x}")
+            out += field_lines(f"ACCIO_{bn}_{name}", r)
+        for an, abase, stride, count, inner in arrays:
+            out.append(f"#define ACCIO_{bn}_{an}_BASE 0x{abase:x}")
+            out.append(f"#define ACCIO_{bn}_{an}_STRIDE 0x{stride:x}")
+            out.append(f"#define ACCIO_{bn}_{an}_COUNT {count}")
+            for name, off, r in inner:
+                out.append(f"#define ACCIO_{bn}_{an}_{name} 0x{off:03x}")
+                out += field_lines(f"ACCIO_{bn}_{an}_{name}", r)
         out.append("")
     out.append("#endif /* ACCIO_OFFSETS_H */")
     open(path, "w").write("\n".join(out) + "\n")
+
+
+def py_regs(regs):
+    lines = []
+    for name, off, r in regs:
+        fields = ", ".join(
+            f'"{f.inst_name}": ({f.lsb}, {f.width}, 0x{(f.get_property("reset") or 0):x})'
+            for f in r.fields())
+        lines.append(f'    "{name}": (0x{off:03x}, {{{fields}}}),')
+    return lines
 
 
 def gen_python(top, path):
     out = [f'"""{BANNER}"""', ""]
     for b in blocks(top):
         bn = b.inst_name.upper()
+        regs, arrays = flatten(b)
         out.append(f"{bn}_BASE = 0x{b.absolute_address:x}")
         out.append(f"{bn}_SIZE = 0x{b.size:x}")
         out.append(f"{bn} = {{")
-        for r in regs(b):
-            fields = ", ".join(
-                f'"{f.inst_name}": ({f.lsb}, {f.width}, 0x{(f.get_property("reset") or 0):x})'
-                for f in r.fields())
-            out.append(f'    "{r.inst_name}": (0x{r.address_offset:03x}, {{{fields}}}),')
+        out += py_regs(regs)
+        out.append("}")
+        out.append(f"{bn}_ARRAYS = {{")
+        for an, abase, stride, count, inner in arrays:
+            out.append(f'    "{an}": (0x{abase:x}, 0x{stride:x}, {count}, {{')
+            out += ["    " + l for l in py_regs(inner)]
+            out.append("    }),")
         out.append("}")
         out.append("")
     open(path, "w").write("\n".join(out))
+
+
+def scala_regs(regs, ind):
+    out = []
+    for name, off, r in regs:
+        out.append(f"{ind}val {name}: Int = 0x{off:03x}")
+        for f in r.fields():
+            if f.width == r.size * 8:
+                continue
+            out.append(f"{ind}val {name}_{f.inst_name}: (Int, Int) = ({f.lsb}, {f.width})")
+    return out
 
 
 def gen_scala(top, path):
     out = [f"// {BANNER}", "package accio.regs", ""]
     for b in blocks(top):
         obj = "".join(p.capitalize() for p in b.inst_name.lower().split("_"))
+        regs, arrays = flatten(b)
         out.append(f"object {obj} {{")
         out.append(f"  val Base: BigInt = BigInt(\"{b.absolute_address:x}\", 16)")
         out.append(f"  val Size: Int = 0x{b.size:x}")
-        for r in regs(b):
-            out.append(f"  val {r.inst_name}: Int = 0x{r.address_offset:03x}")
-            for f in r.fields():
-                if f.width == r.size * 8:
-                    continue
-                out.append(f"  val {r.inst_name}_{f.inst_name}: (Int, Int) = ({f.lsb}, {f.width})")
+        out += scala_regs(regs, "  ")
+        for an, abase, stride, count, inner in arrays:
+            aobj = "".join(p.capitalize() for p in an.lower().split("_"))
+            out.append(f"  object {aobj} {{")
+            out.append(f"    val Base: Int = 0x{abase:x}")
+            out.append(f"    val Stride: Int = 0x{stride:x}")
+            out.append(f"    val Count: Int = {count}")
+            out += scala_regs(inner, "    ")
+            out.append("  }")
         out.append("}")
         out.append("")
     open(path, "w").write("\n".join(out))

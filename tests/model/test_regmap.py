@@ -57,3 +57,35 @@ def test_nic_map_shape():
     magic = regs["ID"][1]["MAGIC"]
     assert magic == (0, 32, 0x4143494F)
     assert accio_regs.NIC_BASE == 0x10200000
+
+
+def test_uncore_arrays_match_struct_layout():
+    # Every row register and every per-hart register, for the first and last
+    # element, at the same address in the PeakRDL struct and in the offsets.
+    rows = accio_regs.UNCORE_ARRAYS["ROW"]
+    harts = accio_regs.UNCORE_ARRAYS["HART"]
+    assert rows[0] == 0x1000 and rows[1] == 0x1000, "one 4 KiB page per row"
+    checks = []
+    for i in (0, rows[2] - 1):
+        for n in rows[3]:
+            checks.append((f"ROW[{i}].{n}", f"ACCIO_UNCORE_ROW_BASE + {i} * ACCIO_UNCORE_ROW_STRIDE"
+                           f" + ACCIO_UNCORE_ROW_{n}"))
+    for i in (0, harts[2] - 1):
+        for n in harts[3]:
+            checks.append((f"GLOBAL.HART[{i}].{n}", f"ACCIO_UNCORE_HART_BASE + {i} *"
+                           f" ACCIO_UNCORE_HART_STRIDE + ACCIO_UNCORE_HART_{n}"))
+    for n in accio_regs.UNCORE:
+        checks.append((f"GLOBAL.{n}", f"ACCIO_UNCORE_{n}"))
+    prog = ['#include <stddef.h>', '#include <stdio.h>', '#include "accio_regs.h"',
+            '#include "accio_offsets.h"', "int main(void) { int bad = 0;"]
+    for member, expr in checks:
+        prog.append(f'if (offsetof(accio_uncore_t, {member}) != ({expr})) '
+                    f'{{ printf("{member}\\n"); bad++; }}')
+    prog.append("return bad; }")
+    with tempfile.TemporaryDirectory() as d:
+        src, exe = os.path.join(d, "t.c"), os.path.join(d, "t")
+        open(src, "w").write("\n".join(prog))
+        subprocess.run(["cc", "-Wall", "-Werror", "-I", GEN, "-o", exe, src], check=True)
+        r = subprocess.run([exe], capture_output=True, text=True)
+    assert r.returncode == 0, "layout mismatch: " + r.stdout
+    assert len(checks) > 40
