@@ -30,6 +30,7 @@ sources: bootstrap
 
 regmap: venv
 	$(PY) hardware/regmap/generate.py
+	@bash scripts/refresh-kernel-regs.sh
 
 regmap-check: venv
 	$(PY) hardware/regmap/generate.py --check

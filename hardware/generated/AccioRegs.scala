@@ -96,6 +96,9 @@ object Uncore {
   val PROT_VIOLATIONS: Int = 0x048
   val RX_MALFORMED: Int = 0x050
   val BAD_DOORBELLS: Int = 0x058
+  val RX_FRAGMENTS: Int = 0x060
+  val RX_DELIVERED: Int = 0x068
+  val TX_SENT: Int = 0x070
   object Hart {
     val Base: Int = 0x100
     val Stride: Int = 0x40

@@ -53,6 +53,9 @@ UNCORE = {
     "PROT_VIOLATIONS": (0x048, {"VALUE": (0, 64, 0x0)}),
     "RX_MALFORMED": (0x050, {"VALUE": (0, 64, 0x0)}),
     "BAD_DOORBELLS": (0x058, {"VALUE": (0, 64, 0x0)}),
+    "RX_FRAGMENTS": (0x060, {"VALUE": (0, 64, 0x0)}),
+    "RX_DELIVERED": (0x068, {"VALUE": (0, 64, 0x0)}),
+    "TX_SENT": (0x070, {"VALUE": (0, 64, 0x0)}),
 }
 UNCORE_ARRAYS = {
     "HART": (0x100, 0x40, 4, {

@@ -406,6 +406,24 @@ typedef struct __attribute__ ((__packed__)) {
 #define ACCIO_UNCORE_GLOBAL__BAD_DOORBELLS__VALUE_bw 64
 #define ACCIO_UNCORE_GLOBAL__BAD_DOORBELLS__VALUE_reset 0x0
 
+// reg - accio_uncore_global::RX_FRAGMENTS
+#define ACCIO_UNCORE_GLOBAL__RX_FRAGMENTS__VALUE_bm 0xffffffffffffffff
+#define ACCIO_UNCORE_GLOBAL__RX_FRAGMENTS__VALUE_bp 0
+#define ACCIO_UNCORE_GLOBAL__RX_FRAGMENTS__VALUE_bw 64
+#define ACCIO_UNCORE_GLOBAL__RX_FRAGMENTS__VALUE_reset 0x0
+
+// reg - accio_uncore_global::RX_DELIVERED
+#define ACCIO_UNCORE_GLOBAL__RX_DELIVERED__VALUE_bm 0xffffffffffffffff
+#define ACCIO_UNCORE_GLOBAL__RX_DELIVERED__VALUE_bp 0
+#define ACCIO_UNCORE_GLOBAL__RX_DELIVERED__VALUE_bw 64
+#define ACCIO_UNCORE_GLOBAL__RX_DELIVERED__VALUE_reset 0x0
+
+// reg - accio_uncore_global::TX_SENT
+#define ACCIO_UNCORE_GLOBAL__TX_SENT__VALUE_bm 0xffffffffffffffff
+#define ACCIO_UNCORE_GLOBAL__TX_SENT__VALUE_bp 0
+#define ACCIO_UNCORE_GLOBAL__TX_SENT__VALUE_bw 64
+#define ACCIO_UNCORE_GLOBAL__TX_SENT__VALUE_reset 0x0
+
 // reg - accio_hart_regs::RQ_POP
 #define ACCIO_HART_REGS__RQ_POP__ROW_bm 0xffff
 #define ACCIO_HART_REGS__RQ_POP__ROW_bp 0
@@ -486,7 +504,10 @@ typedef struct __attribute__ ((__packed__)) {
     uint64_t PROT_VIOLATIONS;
     uint64_t RX_MALFORMED;
     uint64_t BAD_DOORBELLS;
-    uint8_t RESERVED_60_ff[0xa0];
+    uint64_t RX_FRAGMENTS;
+    uint64_t RX_DELIVERED;
+    uint64_t TX_SENT;
+    uint8_t RESERVED_78_ff[0x88];
     accio_hart_regs__stride40_t HART[4];
 } accio_uncore_global_t;
 

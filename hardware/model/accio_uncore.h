@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Accio uncore as a plain C model: I/O Connection Table, per-hart
+ * hardware ready queues with the prioritized wake-up interrupt, the UDP
+ * offload engine and the control event queue.
+ *
+ * The model has no dependency on QEMU: the QEMU device wraps it, and the
+ * host test harness drives it directly with the vectors in
+ * hardware/vectors/. It is the executable specification the RTL follows.
+ * Register offsets come from the generated accio_offsets.h.
+ */
+#ifndef ACCIO_UNCORE_H
+#define ACCIO_UNCORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ACCIO_MAX_ROWS		4096
+#define ACCIO_MAX_HARTS		64
+/* What a refused user-mode load returns. */
+#define ACCIO_POISON		0xbadacce55badacceULL
+/* RX ring record header: len, source port, source IPv4, hardware time. */
+#define ACCIO_RX_HDR		16
+/* TX ring record header: len, destination port, destination IPv4 (0: row's). */
+#define ACCIO_TX_HDR		8
+#define ACCIO_MAX_PAYLOAD	1472
+
+enum accio_event {
+	ACCIO_EV_LINK_UP = 1,
+	ACCIO_EV_LINK_DOWN = 2,
+	ACCIO_EV_PROTECTION = 3,
+	ACCIO_EV_RX_RING_FULL = 4,
+	ACCIO_EV_TX_RING_ERROR = 5,
+	ACCIO_EV_ICT_MISS = 6,
+	ACCIO_EV_DOORBELL_DISABLED = 7,
+	ACCIO_EV_ROW_RANGE = 8,
+};
+
+/* Who performs a register access: privilege, satp ASID and hart. */
+struct accio_access {
+	bool user;
+	uint16_t asid;
+	unsigned int hart;
+};
+
+struct accio_uncore_ops {
+	/* DMA to and from system memory; 0 on success. */
+	int (*dma_read)(void *opaque, uint64_t addr, void *buf, size_t len);
+	int (*dma_write)(void *opaque, uint64_t addr, const void *buf, size_t len);
+	/* Hand a built frame to the NIC's wire. */
+	void (*transmit)(void *opaque, const uint8_t *frame, size_t len);
+	/* Lines 0..harts-1: wake-up interrupt of each hart; line harts: events. */
+	void (*set_irq)(void *opaque, unsigned int line, int level);
+	/* Hardware time for RX timestamps, in ns. */
+	uint64_t (*now_ns)(void *opaque);
+};
+
+struct accio_uncore;
+
+struct accio_uncore *accio_uncore_new(unsigned int rows, unsigned int harts,
+				      const struct accio_uncore_ops *ops,
+				      void *opaque);
+void accio_uncore_free(struct accio_uncore *u);
+void accio_uncore_reset(struct accio_uncore *u);
+/* Size of the register window for this configuration, in bytes. */
+uint64_t accio_uncore_window(const struct accio_uncore *u);
+
+uint64_t accio_uncore_read(struct accio_uncore *u, uint64_t off,
+			   const struct accio_access *who);
+void accio_uncore_write(struct accio_uncore *u, uint64_t off, uint64_t val,
+			const struct accio_access *who);
+
+/*
+ * Offer a received frame to the offload engine. Returns true when the engine
+ * took it (delivered to a row or dropped as malformed for the engine); false
+ * sends it on along the normal NIC path.
+ */
+bool accio_uncore_rx(struct accio_uncore *u, const uint8_t *frame, size_t len);
+void accio_uncore_link(struct accio_uncore *u, bool up);
+/* The station (source) MAC address used for transmitted frames. */
+void accio_uncore_set_mac(struct accio_uncore *u, const uint8_t mac[6]);
+
+#endif /* ACCIO_UNCORE_H */

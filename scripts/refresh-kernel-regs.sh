@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Refresh the kernel series' copy of the register header after `make regmap`:
+# rewrites drivers/net/ethernet/accio/accio_regs.h inside the patch that adds it.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+exec "$CACHE/venv/bin/python" - "$ROOT" <<'PY'
+import glob, os, re, sys
+root = sys.argv[1]
+target = "drivers/net/ethernet/accio/accio_regs.h"
+new = open(os.path.join(root, "hardware/generated/accio_offsets.h")).read()
+new = new.replace("ACCIO_OFFSETS_H", "ACCIO_REGS_H").rstrip("\n").split("\n")
+for patch in sorted(glob.glob(os.path.join(root, "kernel-patches", "*.patch"))):
+    text = open(patch).read()
+    m = re.search(r"(diff --git a/%s b/%s\nnew file mode \d+\nindex \w+\.\.)\w+(\n--- /dev/null\n\+\+\+ b/%s\n)@@ -0,0 \+1,\d+ @@\n((?:\+.*\n)*)"
+                  % ((re.escape(target),) * 3), text)
+    if not m:
+        continue
+    body = "".join("+" + l + "\n" for l in new)
+    repl = m.group(1) + "0000000" + m.group(2) + "@@ -0,0 +1,%d @@\n" % len(new) + body
+    text = text[:m.start()] + repl + text[m.end():]
+    # keep the diffstat honest enough: git am does not read it
+    open(patch, "w").write(text)
+    print("refreshed", os.path.relpath(patch, root))
+    break
+else:
+    sys.exit("no patch adds " + target)
+PY
