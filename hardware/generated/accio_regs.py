@@ -44,7 +44,7 @@ UNCORE_BASE = 0x11000000
 UNCORE_SIZE = 0x41000
 UNCORE = {
     "ID": (0x000, {"MAGIC": (0, 32, 0x41435455), "MAJOR": (32, 16, 0x1), "MINOR": (48, 16, 0x0)}),
-    "CONFIG": (0x008, {"ROWS": (0, 16, 0x40), "HARTS": (16, 8, 0x4), "QDEPTH": (32, 16, 0x100)}),
+    "CONFIG": (0x008, {"ROWS": (0, 16, 0x40), "HARTS": (16, 8, 0x4), "QDEPTH": (32, 16, 0x80)}),
     "CTRL": (0x010, {"ENABLE": (0, 1, 0x0), "MISS_EVENTS": (1, 1, 0x0)}),
     "EVQ_POP": (0x018, {"TYPE": (0, 8, 0x0), "ROW": (16, 16, 0x0), "INFO": (32, 31, 0x0), "VALID": (63, 1, 0x0)}),
     "EVQ_STATUS": (0x020, {"COUNT": (0, 16, 0x0), "LOST": (16, 32, 0x0)}),

@@ -336,7 +336,7 @@ typedef struct __attribute__ ((__packed__)) {
 #define ACCIO_UNCORE_GLOBAL__CONFIG__QDEPTH_bm 0xffff00000000
 #define ACCIO_UNCORE_GLOBAL__CONFIG__QDEPTH_bp 32
 #define ACCIO_UNCORE_GLOBAL__CONFIG__QDEPTH_bw 16
-#define ACCIO_UNCORE_GLOBAL__CONFIG__QDEPTH_reset 0x100
+#define ACCIO_UNCORE_GLOBAL__CONFIG__QDEPTH_reset 0x80
 
 // reg - accio_uncore_global::CTRL
 #define ACCIO_UNCORE_GLOBAL__CTRL__ENABLE_bm 0x1

@@ -1,0 +1,752 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The Accio uncore model. See accio_uncore.h and hardware/README.md.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "accio_offsets.h"
+#include "accio_uncore.h"
+
+#define ROW_STATE_USER	(ACCIO_UNCORE_ROW_STATE_RX_SUSP_MASK | \
+			 ACCIO_UNCORE_ROW_STATE_TX_SUSP_MASK)
+#define NREGS_ROW	(ACCIO_UNCORE_ROW_STRIDE / 8)
+
+struct fifo {
+	uint64_t *v;
+	unsigned int depth, head, count;
+};
+
+struct hart {
+	struct fifo rq;
+	uint64_t accel;
+	uint64_t wake;
+	uint64_t wake_count;
+};
+
+struct accio_uncore {
+	const struct accio_uncore_ops *ops;
+	void *opaque;
+	unsigned int rows, harts, qdepth;
+	uint8_t mac[6];
+	uint16_t ip_id;
+
+	uint64_t ctrl;
+	uint64_t evq_mask;
+	uint64_t evq_lost;
+	struct fifo evq;
+	uint64_t ict_misses, prot_violations, rx_malformed, bad_doorbells;
+	uint64_t rx_fragments, rx_delivered, tx_sent;
+	struct hart *hart;
+	uint64_t *row;		/* rows x NREGS_ROW registers */
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static bool fifo_push(struct fifo *f, uint64_t v)
+{
+	if (f->count == f->depth)
+		return false;
+	f->v[(f->head + f->count) % f->depth] = v;
+	f->count++;
+	return true;
+}
+
+static bool fifo_pop(struct fifo *f, uint64_t *v, bool peek)
+{
+	if (!f->count)
+		return false;
+	*v = f->v[f->head];
+	if (!peek) {
+		f->head = (f->head + 1) % f->depth;
+		f->count--;
+	}
+	return true;
+}
+
+static uint64_t *rreg(struct accio_uncore *u, unsigned int row, unsigned int off)
+{
+	return &u->row[(size_t)row * NREGS_ROW + off / 8];
+}
+
+static uint64_t field(uint64_t v, uint64_t mask, unsigned int shift)
+{
+	return (v & mask) >> shift;
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+static uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += get16(p + i);
+	if (len & 1)
+		sum += p[len - 1] << 8;
+	return sum;
+}
+
+static uint16_t csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* UDP checksum over the IPv4 pseudo-header and the UDP header + payload. */
+static uint16_t udp_csum(uint32_t src, uint32_t dst, const uint8_t *udp, size_t len)
+{
+	uint8_t ph[12];
+
+	put32(ph, src);
+	put32(ph + 4, dst);
+	ph[8] = 0;
+	ph[9] = 17;
+	put16(ph + 10, (uint16_t)len);
+	return csum_fold(csum_add(csum_add(0, ph, sizeof(ph)), udp, len));
+}
+
+/* ---- events and interrupts ---------------------------------------------- */
+
+static void update_evq_irq(struct accio_uncore *u)
+{
+	u->ops->set_irq(u->opaque, u->harts,
+			(u->evq_mask & ACCIO_UNCORE_EVQ_INTR_MASK_ENABLE_MASK) &&
+			u->evq.count);
+}
+
+static void event(struct accio_uncore *u, enum accio_event type,
+		  unsigned int row, uint32_t info)
+{
+	uint64_t v = (uint64_t)type |
+		     (uint64_t)(row & 0xffff) << ACCIO_UNCORE_EVQ_POP_ROW_SHIFT |
+		     ((uint64_t)(info & 0x7fffffff) << ACCIO_UNCORE_EVQ_POP_INFO_SHIFT);
+
+	if (!fifo_push(&u->evq, v))
+		u->evq_lost++;
+	update_evq_irq(u);
+}
+
+static void update_wake_irq(struct accio_uncore *u, unsigned int h)
+{
+	u->ops->set_irq(u->opaque, h,
+			!!(u->hart[h].wake & ACCIO_UNCORE_HART_WAKE_PENDING_MASK));
+}
+
+/*
+ * A suspended side of a row became ready: queue the row on its hart and,
+ * for a high-priority row, raise the wake-up interrupt unless the hart runs
+ * an accelerated thread of equal or higher priority.
+ */
+static void make_ready(struct accio_uncore *u, unsigned int row, bool tx)
+{
+	uint64_t st = *rreg(u, row, ACCIO_UNCORE_ROW_STATE);
+	unsigned int h = field(st, ACCIO_UNCORE_ROW_STATE_HART_MASK,
+			       ACCIO_UNCORE_ROW_STATE_HART_SHIFT);
+	unsigned int prio = field(st, ACCIO_UNCORE_ROW_STATE_PRIO_MASK,
+				  ACCIO_UNCORE_ROW_STATE_PRIO_SHIFT);
+	struct hart *hp;
+
+	if (h >= u->harts)
+		h = 0;
+	hp = &u->hart[h];
+	*rreg(u, row, ACCIO_UNCORE_ROW_STATE) &=
+		~(tx ? ACCIO_UNCORE_ROW_STATE_TX_SUSP_MASK :
+		       ACCIO_UNCORE_ROW_STATE_RX_SUSP_MASK);
+	/* Each side of each row is queued at most once: the queue cannot fill. */
+	fifo_push(&hp->rq, row | (tx ? ACCIO_UNCORE_HART_RQ_POP_TX_MASK : 0));
+	if (!(st & ACCIO_UNCORE_ROW_STATE_INTR_MASK))
+		return;
+	if ((hp->accel & ACCIO_UNCORE_HART_ACCEL_RUNNING_MASK) &&
+	    field(hp->accel, ACCIO_UNCORE_HART_ACCEL_PRIO_MASK,
+		  ACCIO_UNCORE_HART_ACCEL_PRIO_SHIFT) >= prio)
+		return;
+	hp->wake |= ACCIO_UNCORE_HART_WAKE_PENDING_MASK;
+	hp->wake_count++;
+	update_wake_irq(u, h);
+}
+
+/* ---- rings -------------------------------------------------------------- */
+
+static int ring_io(struct accio_uncore *u, bool write, uint64_t base,
+		   uint64_t size, uint64_t ptr, void *buf, size_t len)
+{
+	uint64_t off = ptr & (size - 1);
+	size_t first = len < size - off ? len : (size_t)(size - off);
+	uint8_t *b = buf;
+
+	if (write) {
+		if (u->ops->dma_write(u->opaque, base + off, b, first))
+			return -1;
+		return first < len ?
+			u->ops->dma_write(u->opaque, base, b + first, len - first) : 0;
+	}
+	if (u->ops->dma_read(u->opaque, base + off, b, first))
+		return -1;
+	return first < len ?
+		u->ops->dma_read(u->opaque, base, b + first, len - first) : 0;
+}
+
+static bool ring_size_ok(uint64_t size)
+{
+	return size >= 256 && size <= (16u << 20) && !(size & (size - 1));
+}
+
+static bool row_live(struct accio_uncore *u, unsigned int row)
+{
+	uint64_t st = *rreg(u, row, ACCIO_UNCORE_ROW_STATE);
+
+	return (st & ACCIO_UNCORE_ROW_STATE_ENABLED_MASK) &&
+	       (st & ACCIO_UNCORE_ROW_STATE_ACCEL_MASK);
+}
+
+/* ---- receive ------------------------------------------------------------ */
+
+static int match_row(struct accio_uncore *u, uint32_t lip, uint16_t lport,
+		     uint32_t rip, uint16_t rport)
+{
+	int wild = -1;
+	unsigned int r;
+
+	for (r = 0; r < u->rows; r++) {
+		uint64_t l = *rreg(u, r, ACCIO_UNCORE_ROW_LOCAL);
+		uint64_t m = *rreg(u, r, ACCIO_UNCORE_ROW_REMOTE);
+		uint32_t mip = field(m, ACCIO_UNCORE_ROW_REMOTE_IP_MASK,
+				     ACCIO_UNCORE_ROW_REMOTE_IP_SHIFT);
+		uint16_t mport = field(m, ACCIO_UNCORE_ROW_REMOTE_PORT_MASK,
+				       ACCIO_UNCORE_ROW_REMOTE_PORT_SHIFT);
+
+		if (!row_live(u, r) ||
+		    field(l, ACCIO_UNCORE_ROW_LOCAL_PROTO_MASK,
+			  ACCIO_UNCORE_ROW_LOCAL_PROTO_SHIFT) != 17 ||
+		    field(l, ACCIO_UNCORE_ROW_LOCAL_IP_MASK,
+			  ACCIO_UNCORE_ROW_LOCAL_IP_SHIFT) != lip ||
+		    field(l, ACCIO_UNCORE_ROW_LOCAL_PORT_MASK,
+			  ACCIO_UNCORE_ROW_LOCAL_PORT_SHIFT) != lport)
+			continue;
+		if (mip == rip && mport == rport)
+			return r;	/* exact 5-tuple wins */
+		if (wild < 0 && (!mip || mip == rip) && (!mport || mport == rport))
+			wild = r;
+	}
+	return wild;
+}
+
+static void deliver(struct accio_uncore *u, unsigned int row, uint32_t sip,
+		    uint16_t sport, const uint8_t *payload, size_t len)
+{
+	uint64_t base = *rreg(u, row, ACCIO_UNCORE_ROW_RX_BASE);
+	uint64_t size = *rreg(u, row, ACCIO_UNCORE_ROW_RX_SIZE);
+	uint64_t wptr = *rreg(u, row, ACCIO_UNCORE_ROW_RX_WPTR);
+	uint64_t rptr = *rreg(u, row, ACCIO_UNCORE_ROW_RX_RPTR);
+	size_t rec = (ACCIO_RX_HDR + len + 7) & ~(size_t)7;
+	uint8_t hdr[ACCIO_RX_HDR] = { 0 };
+	uint64_t ts = u->ops->now_ns(u->opaque);
+	int i;
+
+	/* Never overwrite unread data; a read pointer ahead of the write
+	 * pointer or more than a ring behind is treated as a full ring. */
+	if (!ring_size_ok(size) || rptr > wptr || wptr - rptr > size ||
+	    size - (wptr - rptr) < rec) {
+		(*rreg(u, row, ACCIO_UNCORE_ROW_RX_DROPS))++;
+		event(u, ACCIO_EV_RX_RING_FULL, row, (uint32_t)len);
+		return;
+	}
+	/* record header, little endian: len, source port, source IPv4, time */
+	hdr[0] = len;
+	hdr[1] = len >> 8;
+	hdr[2] = sport;
+	hdr[3] = sport >> 8;
+	for (i = 0; i < 4; i++)
+		hdr[4 + i] = sip >> (8 * i);
+	for (i = 0; i < 8; i++)
+		hdr[8 + i] = ts >> (8 * i);
+	if (ring_io(u, true, base, size, wptr, hdr, sizeof(hdr)) ||
+	    ring_io(u, true, base, size, wptr + ACCIO_RX_HDR, (void *)payload, len)) {
+		(*rreg(u, row, ACCIO_UNCORE_ROW_RX_DROPS))++;
+		event(u, ACCIO_EV_RX_RING_FULL, row, (uint32_t)len);
+		return;
+	}
+	*rreg(u, row, ACCIO_UNCORE_ROW_RX_WPTR) = wptr + rec;
+	(*rreg(u, row, ACCIO_UNCORE_ROW_RX_PKTS))++;
+	*rreg(u, row, ACCIO_UNCORE_ROW_RX_BYTES) += len;
+	u->rx_delivered++;
+	if (*rreg(u, row, ACCIO_UNCORE_ROW_STATE) & ACCIO_UNCORE_ROW_STATE_RX_SUSP_MASK)
+		make_ready(u, row, false);
+}
+
+bool accio_uncore_rx(struct accio_uncore *u, const uint8_t *f, size_t len)
+{
+	const uint8_t *ip, *udp;
+	size_t ihl, tot, ulen;
+	uint32_t sip, dip;
+	uint16_t sport, dport;
+	int row;
+
+	if (!(u->ctrl & ACCIO_UNCORE_CTRL_ENABLE_MASK))
+		return false;
+	if (len < 14 || get16(f + 12) != 0x0800)
+		return false;			/* not IPv4: normal path */
+	ip = f + 14;
+	if (len < 14 + 20 || ip[9] != 17)
+		return false;			/* too short to tell, or not UDP */
+	ihl = (ip[0] & 0xf) * 4;
+	tot = get16(ip + 2);
+	if ((ip[0] >> 4) != 4 || ihl < 20 || len < 14 + ihl ||
+	    tot < ihl + 8 || 14 + tot > len ||
+	    csum_fold(csum_add(0, ip, ihl)) != 0) {
+		u->rx_malformed++;		/* truncated, bad header or checksum */
+		return true;
+	}
+	if (get16(ip + 6) & 0x3fff) {
+		u->rx_fragments++;		/* MF or an offset: kernel reassembles */
+		return false;
+	}
+	udp = ip + ihl;
+	ulen = get16(udp + 4);
+	if (ulen < 8 || ulen != tot - ihl || ulen - 8 > ACCIO_MAX_PAYLOAD) {
+		u->rx_malformed++;
+		return true;
+	}
+	sip = get32(ip + 12);
+	dip = get32(ip + 16);
+	sport = get16(udp);
+	dport = get16(udp + 2);
+	if (get16(udp + 6) && udp_csum(sip, dip, udp, ulen) != 0) {
+		u->rx_malformed++;
+		return true;
+	}
+	row = match_row(u, dip, dport, sip, sport);
+	if (row < 0) {
+		u->ict_misses++;
+		if (u->ctrl & ACCIO_UNCORE_CTRL_MISS_EVENTS_MASK)
+			event(u, ACCIO_EV_ICT_MISS, 0xffff, dport);
+		return false;
+	}
+	deliver(u, row, sip, sport, udp + 8, ulen - 8);
+	return true;
+}
+
+/* ---- transmit ----------------------------------------------------------- */
+
+static void doorbell(struct accio_uncore *u, unsigned int row)
+{
+	uint64_t base = *rreg(u, row, ACCIO_UNCORE_ROW_TX_BASE);
+	uint64_t size = *rreg(u, row, ACCIO_UNCORE_ROW_TX_SIZE);
+	uint64_t wptr = *rreg(u, row, ACCIO_UNCORE_ROW_TX_WPTR);
+	uint64_t rptr = *rreg(u, row, ACCIO_UNCORE_ROW_TX_RPTR);
+	uint64_t l = *rreg(u, row, ACCIO_UNCORE_ROW_LOCAL);
+	uint64_t m = *rreg(u, row, ACCIO_UNCORE_ROW_REMOTE);
+	uint64_t dmac = *rreg(u, row, ACCIO_UNCORE_ROW_DST_MAC);
+	uint8_t frame[14 + 20 + 8 + ACCIO_MAX_PAYLOAD];
+	uint8_t *ip = frame + 14, *udp = ip + 20;
+	bool sent = false;
+	int i;
+
+	if (!(u->ctrl & ACCIO_UNCORE_CTRL_ENABLE_MASK) || !row_live(u, row)) {
+		u->bad_doorbells++;
+		event(u, ACCIO_EV_DOORBELL_DISABLED, row, 0);
+		return;
+	}
+	if (!ring_size_ok(size) || wptr < rptr || wptr - rptr > size) {
+		(*rreg(u, row, ACCIO_UNCORE_ROW_TX_ERRORS))++;
+		event(u, ACCIO_EV_TX_RING_ERROR, row, 0);
+		return;
+	}
+	while (wptr - rptr >= ACCIO_TX_HDR) {
+		uint8_t hdr[ACCIO_TX_HDR];
+		uint32_t dip, sip = field(l, ACCIO_UNCORE_ROW_LOCAL_IP_MASK,
+					  ACCIO_UNCORE_ROW_LOCAL_IP_SHIFT);
+		uint16_t dport, len;
+		size_t rec;
+
+		if (ring_io(u, false, base, size, rptr, hdr, sizeof(hdr)))
+			goto bad;
+		len = hdr[0] | hdr[1] << 8;
+		dport = hdr[2] | hdr[3] << 8;
+		dip = hdr[4] | hdr[5] << 8 | hdr[6] << 16 | (uint32_t)hdr[7] << 24;
+		if (!dip)
+			dip = field(m, ACCIO_UNCORE_ROW_REMOTE_IP_MASK,
+				    ACCIO_UNCORE_ROW_REMOTE_IP_SHIFT);
+		if (!dport)
+			dport = field(m, ACCIO_UNCORE_ROW_REMOTE_PORT_MASK,
+				      ACCIO_UNCORE_ROW_REMOTE_PORT_SHIFT);
+		rec = (ACCIO_TX_HDR + len + 7) & ~(size_t)7;
+		if (len > ACCIO_MAX_PAYLOAD || rec > wptr - rptr || !dip || !dport)
+			goto bad;
+		if (ring_io(u, false, base, size, rptr + ACCIO_TX_HDR, udp + 8, len))
+			goto bad;
+		for (i = 0; i < 6; i++)
+			frame[i] = dmac >> (8 * i);
+		memcpy(frame + 6, u->mac, 6);
+		put16(frame + 12, 0x0800);
+		memset(ip, 0, 20);
+		ip[0] = 0x45;
+		put16(ip + 2, 20 + 8 + len);
+		put16(ip + 4, u->ip_id++);
+		put16(ip + 6, 0x4000);		/* DF */
+		ip[8] = 64;
+		ip[9] = 17;
+		put32(ip + 12, sip);
+		put32(ip + 16, dip);
+		put16(ip + 10, csum_fold(csum_add(0, ip, 20)));
+		put16(udp, field(l, ACCIO_UNCORE_ROW_LOCAL_PORT_MASK,
+				 ACCIO_UNCORE_ROW_LOCAL_PORT_SHIFT));
+		put16(udp + 2, dport);
+		put16(udp + 4, 8 + len);
+		put16(udp + 6, 0);
+		put16(udp + 6, udp_csum(sip, dip, udp, 8 + len) ?: 0xffff);
+		u->ops->transmit(u->opaque, frame, 14 + 20 + 8 + len);
+		rptr += rec;
+		*rreg(u, row, ACCIO_UNCORE_ROW_TX_RPTR) = rptr;
+		(*rreg(u, row, ACCIO_UNCORE_ROW_TX_PKTS))++;
+		*rreg(u, row, ACCIO_UNCORE_ROW_TX_BYTES) += len;
+		u->tx_sent++;
+		sent = true;
+	}
+	goto done;
+bad:
+	/* Stop at the bad record: it stays in the ring for software to see. */
+	(*rreg(u, row, ACCIO_UNCORE_ROW_TX_ERRORS))++;
+	event(u, ACCIO_EV_TX_RING_ERROR, row, (uint32_t)(rptr & 0x7fffffff));
+done:
+	if (sent && (*rreg(u, row, ACCIO_UNCORE_ROW_STATE) &
+		     ACCIO_UNCORE_ROW_STATE_TX_SUSP_MASK))
+		make_ready(u, row, true);
+}
+
+/* ---- registers ---------------------------------------------------------- */
+
+static void refuse(struct accio_uncore *u, unsigned int row, uint64_t off,
+		   const struct accio_access *who)
+{
+	u->prot_violations++;
+	if (row < u->rows)
+		(*rreg(u, row, ACCIO_UNCORE_ROW_PROT_FAULTS))++;
+	event(u, ACCIO_EV_PROTECTION, row < u->rows ? row : 0xffff,
+	      (uint32_t)(off & 0xfff) | (uint32_t)who->asid << 12);
+}
+
+static bool user_may_access_row(struct accio_uncore *u, unsigned int row,
+				const struct accio_access *who)
+{
+	uint64_t st = *rreg(u, row, ACCIO_UNCORE_ROW_STATE);
+
+	return (st & ACCIO_UNCORE_ROW_STATE_ENABLED_MASK) &&
+	       *rreg(u, row, ACCIO_UNCORE_ROW_OWNER_ASID) == who->asid;
+}
+
+static uint64_t global_read(struct accio_uncore *u, uint64_t off)
+{
+	uint64_t v;
+
+	if (off >= ACCIO_UNCORE_HART_BASE &&
+	    off < ACCIO_UNCORE_HART_BASE + (uint64_t)u->harts * ACCIO_UNCORE_HART_STRIDE) {
+		struct hart *h = &u->hart[(off - ACCIO_UNCORE_HART_BASE) /
+					  ACCIO_UNCORE_HART_STRIDE];
+
+		switch ((off - ACCIO_UNCORE_HART_BASE) % ACCIO_UNCORE_HART_STRIDE) {
+		case ACCIO_UNCORE_HART_RQ_POP:
+			return fifo_pop(&h->rq, &v, false) ?
+				v | ACCIO_UNCORE_HART_RQ_POP_VALID_MASK : 0;
+		case ACCIO_UNCORE_HART_RQ_PEEK:
+			return fifo_pop(&h->rq, &v, true) ?
+				v | ACCIO_UNCORE_HART_RQ_PEEK_VALID_MASK : 0;
+		case ACCIO_UNCORE_HART_RQ_COUNT:
+			return h->rq.count;
+		case ACCIO_UNCORE_HART_ACCEL:
+			return h->accel;
+		case ACCIO_UNCORE_HART_WAKE:
+			return h->wake;
+		case ACCIO_UNCORE_HART_WAKE_COUNT:
+			return h->wake_count;
+		}
+		return 0;
+	}
+	switch (off) {
+	case ACCIO_UNCORE_ID:
+		return ACCIO_UNCORE_ID_RESET;
+	case ACCIO_UNCORE_CONFIG:
+		return (uint64_t)u->rows |
+		       (uint64_t)u->harts << ACCIO_UNCORE_CONFIG_HARTS_SHIFT |
+		       (uint64_t)u->qdepth << ACCIO_UNCORE_CONFIG_QDEPTH_SHIFT;
+	case ACCIO_UNCORE_CTRL:
+		return u->ctrl;
+	case ACCIO_UNCORE_EVQ_POP:
+		if (!fifo_pop(&u->evq, &v, false))
+			return 0;
+		update_evq_irq(u);
+		return v | ACCIO_UNCORE_EVQ_POP_VALID_MASK;
+	case ACCIO_UNCORE_EVQ_STATUS:
+		return u->evq.count |
+		       (u->evq_lost & 0xffffffff) << ACCIO_UNCORE_EVQ_STATUS_LOST_SHIFT;
+	case ACCIO_UNCORE_EVQ_INTR_MASK:
+		return u->evq_mask;
+	case ACCIO_UNCORE_ICT_MISSES:
+		return u->ict_misses;
+	case ACCIO_UNCORE_PROT_VIOLATIONS:
+		return u->prot_violations;
+	case ACCIO_UNCORE_RX_MALFORMED:
+		return u->rx_malformed;
+	case ACCIO_UNCORE_BAD_DOORBELLS:
+		return u->bad_doorbells;
+	case ACCIO_UNCORE_RX_FRAGMENTS:
+		return u->rx_fragments;
+	case ACCIO_UNCORE_RX_DELIVERED:
+		return u->rx_delivered;
+	case ACCIO_UNCORE_TX_SENT:
+		return u->tx_sent;
+	}
+	return 0;
+}
+
+static void global_write(struct accio_uncore *u, uint64_t off, uint64_t val)
+{
+	if (off >= ACCIO_UNCORE_HART_BASE &&
+	    off < ACCIO_UNCORE_HART_BASE + (uint64_t)u->harts * ACCIO_UNCORE_HART_STRIDE) {
+		unsigned int h = (off - ACCIO_UNCORE_HART_BASE) / ACCIO_UNCORE_HART_STRIDE;
+
+		switch ((off - ACCIO_UNCORE_HART_BASE) % ACCIO_UNCORE_HART_STRIDE) {
+		case ACCIO_UNCORE_HART_ACCEL:
+			u->hart[h].accel = val & (ACCIO_UNCORE_HART_ACCEL_RUNNING_MASK |
+						  ACCIO_UNCORE_HART_ACCEL_PRIO_MASK);
+			break;
+		case ACCIO_UNCORE_HART_WAKE:
+			u->hart[h].wake &= ~(val & ACCIO_UNCORE_HART_WAKE_PENDING_MASK);
+			update_wake_irq(u, h);
+			break;
+		}
+		return;
+	}
+	switch (off) {
+	case ACCIO_UNCORE_CTRL:
+		u->ctrl = val & (ACCIO_UNCORE_CTRL_ENABLE_MASK |
+				 ACCIO_UNCORE_CTRL_MISS_EVENTS_MASK);
+		break;
+	case ACCIO_UNCORE_EVQ_INTR_MASK:
+		u->evq_mask = val & ACCIO_UNCORE_EVQ_INTR_MASK_ENABLE_MASK;
+		update_evq_irq(u);
+		break;
+	}
+}
+
+uint64_t accio_uncore_read(struct accio_uncore *u, uint64_t off,
+			   const struct accio_access *who)
+{
+	unsigned int row, r;
+
+	off &= ~7ULL;
+	if (off < ACCIO_UNCORE_ROW_BASE) {
+		if (who->user) {
+			refuse(u, 0xffff, off, who);
+			return ACCIO_POISON;
+		}
+		return global_read(u, off);
+	}
+	row = (off - ACCIO_UNCORE_ROW_BASE) / ACCIO_UNCORE_ROW_STRIDE;
+	r = (off - ACCIO_UNCORE_ROW_BASE) % ACCIO_UNCORE_ROW_STRIDE;
+	if (row >= u->rows) {
+		event(u, ACCIO_EV_ROW_RANGE, 0xffff, (uint32_t)row);
+		return ACCIO_POISON;
+	}
+	if (who->user && !user_may_access_row(u, row, who)) {
+		refuse(u, row, r, who);
+		return ACCIO_POISON;
+	}
+	return r == ACCIO_UNCORE_ROW_DOORBELL ? 0 : *rreg(u, row, r);
+}
+
+void accio_uncore_write(struct accio_uncore *u, uint64_t off, uint64_t val,
+			const struct accio_access *who)
+{
+	unsigned int row, r;
+	uint64_t *reg;
+
+	off &= ~7ULL;
+	if (off < ACCIO_UNCORE_ROW_BASE) {
+		if (who->user)
+			refuse(u, 0xffff, off, who);
+		else
+			global_write(u, off, val);
+		return;
+	}
+	row = (off - ACCIO_UNCORE_ROW_BASE) / ACCIO_UNCORE_ROW_STRIDE;
+	r = (off - ACCIO_UNCORE_ROW_BASE) % ACCIO_UNCORE_ROW_STRIDE;
+	if (row >= u->rows) {
+		u->bad_doorbells += r == ACCIO_UNCORE_ROW_DOORBELL;
+		event(u, ACCIO_EV_ROW_RANGE, 0xffff, (uint32_t)row);
+		return;
+	}
+	if (who->user && !user_may_access_row(u, row, who)) {
+		refuse(u, row, r, who);
+		return;
+	}
+	reg = rreg(u, row, r);
+	switch (r) {
+	case ACCIO_UNCORE_ROW_STATE:
+		if (who->user) {
+			/* only the suspend bits are the user's to change */
+			if ((val ^ *reg) & ~ROW_STATE_USER) {
+				refuse(u, row, r, who);
+				return;
+			}
+			*reg = (*reg & ~ROW_STATE_USER) | (val & ROW_STATE_USER);
+		} else {
+			*reg = val & (ACCIO_UNCORE_ROW_STATE_ENABLED_MASK |
+				      ACCIO_UNCORE_ROW_STATE_ACCEL_MASK |
+				      ROW_STATE_USER |
+				      ACCIO_UNCORE_ROW_STATE_INTR_MASK |
+				      ACCIO_UNCORE_ROW_STATE_PRIO_MASK |
+				      ACCIO_UNCORE_ROW_STATE_HART_MASK);
+		}
+		return;
+	case ACCIO_UNCORE_ROW_RX_RPTR:
+	case ACCIO_UNCORE_ROW_TX_WPTR:
+		*reg = val;
+		return;
+	case ACCIO_UNCORE_ROW_DOORBELL:
+		doorbell(u, row);
+		return;
+	case ACCIO_UNCORE_ROW_RX_WPTR:
+	case ACCIO_UNCORE_ROW_TX_RPTR:
+	case ACCIO_UNCORE_ROW_RX_PKTS:
+	case ACCIO_UNCORE_ROW_RX_BYTES:
+	case ACCIO_UNCORE_ROW_RX_DROPS:
+	case ACCIO_UNCORE_ROW_TX_PKTS:
+	case ACCIO_UNCORE_ROW_TX_BYTES:
+	case ACCIO_UNCORE_ROW_TX_ERRORS:
+	case ACCIO_UNCORE_ROW_PROT_FAULTS:
+		if (who->user)
+			refuse(u, row, r, who);
+		else
+			*reg = val;	/* the kernel resets pointers and counters */
+		return;
+	case ACCIO_UNCORE_ROW_LOCAL:
+	case ACCIO_UNCORE_ROW_REMOTE:
+	case ACCIO_UNCORE_ROW_OWNER_ASID:
+	case ACCIO_UNCORE_ROW_OWNER_COOKIE:
+	case ACCIO_UNCORE_ROW_DST_MAC:
+	case ACCIO_UNCORE_ROW_RX_BASE:
+	case ACCIO_UNCORE_ROW_RX_SIZE:
+	case ACCIO_UNCORE_ROW_TX_BASE:
+	case ACCIO_UNCORE_ROW_TX_SIZE:
+		if (who->user) {
+			refuse(u, row, r, who);
+			return;
+		}
+		*reg = val;
+		return;
+	}
+	/* unassigned offsets of a row page ignore stores */
+}
+
+/* ---- lifetime ----------------------------------------------------------- */
+
+void accio_uncore_link(struct accio_uncore *u, bool up)
+{
+	event(u, up ? ACCIO_EV_LINK_UP : ACCIO_EV_LINK_DOWN, 0xffff, 0);
+}
+
+void accio_uncore_set_mac(struct accio_uncore *u, const uint8_t mac[6])
+{
+	memcpy(u->mac, mac, 6);
+}
+
+uint64_t accio_uncore_window(const struct accio_uncore *u)
+{
+	return ACCIO_UNCORE_ROW_BASE + (uint64_t)u->rows * ACCIO_UNCORE_ROW_STRIDE;
+}
+
+void accio_uncore_reset(struct accio_uncore *u)
+{
+	unsigned int h;
+
+	memset(u->row, 0, (size_t)u->rows * NREGS_ROW * sizeof(uint64_t));
+	for (h = 0; h < u->rows; h++)
+		*rreg(u, h, ACCIO_UNCORE_ROW_LOCAL) = ACCIO_UNCORE_ROW_LOCAL_RESET;
+	for (h = 0; h < u->harts; h++) {
+		u->hart[h].rq.head = u->hart[h].rq.count = 0;
+		u->hart[h].accel = u->hart[h].wake = u->hart[h].wake_count = 0;
+		update_wake_irq(u, h);
+	}
+	u->evq.head = u->evq.count = 0;
+	u->ctrl = u->evq_mask = u->evq_lost = 0;
+	u->ict_misses = u->prot_violations = u->rx_malformed = 0;
+	u->bad_doorbells = u->rx_fragments = u->rx_delivered = u->tx_sent = 0;
+	u->ip_id = 0;
+	update_evq_irq(u);
+}
+
+struct accio_uncore *accio_uncore_new(unsigned int rows, unsigned int harts,
+				      const struct accio_uncore_ops *ops,
+				      void *opaque)
+{
+	struct accio_uncore *u;
+	unsigned int h;
+
+	if (!rows || rows > ACCIO_MAX_ROWS || !harts || harts > ACCIO_MAX_HARTS)
+		return NULL;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	u->ops = ops;
+	u->opaque = opaque;
+	u->rows = rows;
+	u->harts = harts;
+	u->qdepth = 2 * rows;
+	u->row = calloc((size_t)rows * NREGS_ROW, sizeof(uint64_t));
+	u->hart = calloc(harts, sizeof(*u->hart));
+	u->evq.depth = u->qdepth;
+	u->evq.v = calloc(u->qdepth, sizeof(uint64_t));
+	if (!u->row || !u->hart || !u->evq.v)
+		goto fail;
+	for (h = 0; h < harts; h++) {
+		u->hart[h].rq.depth = u->qdepth;
+		u->hart[h].rq.v = calloc(u->qdepth, sizeof(uint64_t));
+		if (!u->hart[h].rq.v)
+			goto fail;
+	}
+	accio_uncore_reset(u);
+	return u;
+fail:
+	accio_uncore_free(u);
+	return NULL;
+}
+
+void accio_uncore_free(struct accio_uncore *u)
+{
+	unsigned int h;
+
+	if (!u)
+		return;
+	if (u->hart)
+		for (h = 0; h < u->harts; h++)
+			free(u->hart[h].rq.v);
+	free(u->hart);
+	free(u->row);
+	free(u->evq.v);
+	free(u);
+}
