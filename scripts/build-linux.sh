@@ -12,12 +12,7 @@ TARBALL=/usr/src/linux-source-6.1.tar.xz
 [ -f "$TARBALL" ] || { log "missing $TARBALL (run scripts/bootstrap.sh)"; exit 1; }
 key=$( (ls -l --time-style=+ "$TARBALL" | awk '{print $5}'; hash_inputs "$ROOT/kernel-patches" "$0") | sha256sum | cut -c1-16)
 out=$L/Image-$key
-mkdir -p "$ROOT/build"
-if [ -f "$out" ] && [ -z "${FORCE:-}" ]; then
-	ln -sf "$out" "$ROOT/build/Image"
-	log "cached kernel $out"
-	exit 0
-fi
+reuse_cached "$out" Image kernel
 
 T=$L/tree
 if [ ! -d "$T/.git" ]; then

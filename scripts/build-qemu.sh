@@ -12,12 +12,7 @@ srcdir=$(compgen -G "$SRC/qemu-10.0*/" | head -n1 || true)
 [ -n "$srcdir" ] || { log "QEMU source missing (run scripts/fetch-sources.sh)"; exit 1; }
 key=$( (basename "$srcdir"; hash_inputs "$ROOT/hardware/qemu" "$ROOT/hardware/generated/accio_offsets.h" "$0") | sha256sum | cut -c1-16)
 out=$Q/qemu-system-riscv64-$key
-mkdir -p "$ROOT/build"
-if [ -x "$out" ] && [ -z "${FORCE:-}" ]; then
-	ln -sf "$out" "$ROOT/build/qemu-system-riscv64"
-	log "cached QEMU $out"
-	exit 0
-fi
+reuse_cached "$out" qemu-system-riscv64 QEMU
 
 T=$Q/tree
 GIT=(git -C "$T" -c safe.directory='*' -c user.name=accio -c user.email=accio@localhost)

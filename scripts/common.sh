@@ -30,3 +30,13 @@ run_logged() {
 		return 1
 	fi
 }
+# reuse_cached OUT LINK WHAT: when OUT was built before (and FORCE is unset),
+# point build/LINK at it and end the calling script.
+reuse_cached() {
+	mkdir -p "$ROOT/build"
+	if [ -f "$1" ] && [ -z "${FORCE:-}" ]; then
+		ln -sf "$1" "$ROOT/build/$2"
+		log "cached $3 $1"
+		exit 0
+	fi
+}
