@@ -164,5 +164,8 @@ object Uncore {
     val TX_BYTES: Int = 0x0a0
     val TX_ERRORS: Int = 0x0a8
     val PROT_FAULTS: Int = 0x0b0
+    val MMIO_TX_NEXT: Int = 0x0b8
+    val MMIO_TX_ERRORS: Int = 0x0c0
+    val MMIO_TX: Int = 0x800
   }
 }

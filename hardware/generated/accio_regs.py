@@ -89,5 +89,8 @@ UNCORE_ARRAYS = {
         "TX_BYTES": (0x0a0, {"VALUE": (0, 64, 0x0)}),
         "TX_ERRORS": (0x0a8, {"VALUE": (0, 64, 0x0)}),
         "PROT_FAULTS": (0x0b0, {"VALUE": (0, 64, 0x0)}),
+        "MMIO_TX_NEXT": (0x0b8, {"VALUE": (0, 64, 0x0)}),
+        "MMIO_TX_ERRORS": (0x0c0, {"VALUE": (0, 64, 0x0)}),
+        "MMIO_TX": (0x800, {"DATA": (0, 64, 0x0)}),
     }),
 }

@@ -679,6 +679,24 @@ typedef struct __attribute__ ((__packed__)) {
 #define ACCIO_ICT_ROW__PROT_FAULTS__VALUE_bw 64
 #define ACCIO_ICT_ROW__PROT_FAULTS__VALUE_reset 0x0
 
+// reg - accio_ict_row::MMIO_TX_NEXT
+#define ACCIO_ICT_ROW__MMIO_TX_NEXT__VALUE_bm 0xffffffffffffffff
+#define ACCIO_ICT_ROW__MMIO_TX_NEXT__VALUE_bp 0
+#define ACCIO_ICT_ROW__MMIO_TX_NEXT__VALUE_bw 64
+#define ACCIO_ICT_ROW__MMIO_TX_NEXT__VALUE_reset 0x0
+
+// reg - accio_ict_row::MMIO_TX_ERRORS
+#define ACCIO_ICT_ROW__MMIO_TX_ERRORS__VALUE_bm 0xffffffffffffffff
+#define ACCIO_ICT_ROW__MMIO_TX_ERRORS__VALUE_bp 0
+#define ACCIO_ICT_ROW__MMIO_TX_ERRORS__VALUE_bw 64
+#define ACCIO_ICT_ROW__MMIO_TX_ERRORS__VALUE_reset 0x0
+
+// reg - accio_ict_row::MMIO_TX
+#define ACCIO_ICT_ROW__MMIO_TX__DATA_bm 0xffffffffffffffff
+#define ACCIO_ICT_ROW__MMIO_TX__DATA_bp 0
+#define ACCIO_ICT_ROW__MMIO_TX__DATA_bw 64
+#define ACCIO_ICT_ROW__MMIO_TX__DATA_reset 0x0
+
 // addrmap - accio_ict_row
 typedef struct __attribute__ ((__packed__)) {
     uint64_t STATE;
@@ -704,14 +722,17 @@ typedef struct __attribute__ ((__packed__)) {
     uint64_t TX_BYTES;
     uint64_t TX_ERRORS;
     uint64_t PROT_FAULTS;
-    uint8_t RESERVED_b8_fff[0xf48];
-} accio_ict_row__stride1000_t;
+    uint64_t MMIO_TX_NEXT;
+    uint64_t MMIO_TX_ERRORS;
+    uint8_t RESERVED_c8_7ff[0x738];
+    uint64_t MMIO_TX[256];
+} accio_ict_row_t;
 
 // addrmap - accio_uncore
 typedef struct __attribute__ ((__packed__)) {
     accio_uncore_global_t GLOBAL;
     uint8_t RESERVED_200_fff[0xe00];
-    accio_ict_row__stride1000_t ROW[64];
+    accio_ict_row_t ROW[64];
 } accio_uncore_t;
 
 

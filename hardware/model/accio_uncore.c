@@ -17,6 +17,14 @@ struct fifo {
 	unsigned int depth, head, count;
 };
 
+#define WIN_BYTES	(ACCIO_UNCORE_ROW_MMIO_TX_COUNT * 8)
+
+/* The reorder unit of a row: data buffer and per-byte valid vector. */
+struct window {
+	uint8_t data[WIN_BYTES];
+	uint64_t valid[WIN_BYTES / 64];
+};
+
 struct hart {
 	struct fifo rq;
 	uint64_t accel;
@@ -39,6 +47,7 @@ struct accio_uncore {
 	uint64_t rx_fragments, rx_delivered, tx_sent;
 	struct hart *hart;
 	uint64_t *row;		/* rows x NREGS_ROW registers */
+	struct window *win;	/* one MMIO TX reorder unit per row */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -352,19 +361,53 @@ bool accio_uncore_rx(struct accio_uncore *u, const uint8_t *f, size_t len)
 
 /* ---- transmit ----------------------------------------------------------- */
 
+/*
+ * Build Ethernet, IPv4 and UDP headers in front of the payload already at
+ * frame + 42, fill in both checksums and transmit.
+ */
+static void send_datagram(struct accio_uncore *u, unsigned int row, uint32_t dip,
+			  uint16_t dport, uint8_t *frame, size_t len)
+{
+	uint64_t l = *rreg(u, row, ACCIO_UNCORE_ROW_LOCAL);
+	uint64_t dmac = *rreg(u, row, ACCIO_UNCORE_ROW_DST_MAC);
+	uint32_t sip = field(l, ACCIO_UNCORE_ROW_LOCAL_IP_MASK,
+			     ACCIO_UNCORE_ROW_LOCAL_IP_SHIFT);
+	uint8_t *ip = frame + 14, *udp = ip + 20;
+	int i;
+
+	for (i = 0; i < 6; i++)
+		frame[i] = dmac >> (8 * i);
+	memcpy(frame + 6, u->mac, 6);
+	put16(frame + 12, 0x0800);
+	memset(ip, 0, 20);
+	ip[0] = 0x45;
+	put16(ip + 2, 20 + 8 + len);
+	put16(ip + 4, u->ip_id++);
+	put16(ip + 6, 0x4000);		/* DF */
+	ip[8] = 64;
+	ip[9] = 17;
+	put32(ip + 12, sip);
+	put32(ip + 16, dip);
+	put16(ip + 10, csum_fold(csum_add(0, ip, 20)));
+	put16(udp, field(l, ACCIO_UNCORE_ROW_LOCAL_PORT_MASK,
+			 ACCIO_UNCORE_ROW_LOCAL_PORT_SHIFT));
+	put16(udp + 2, dport);
+	put16(udp + 4, 8 + len);
+	put16(udp + 6, 0);
+	put16(udp + 6, udp_csum(sip, dip, udp, 8 + len) ?: 0xffff);
+	u->ops->transmit(u->opaque, frame, 14 + 20 + 8 + len);
+}
+
 static void doorbell(struct accio_uncore *u, unsigned int row)
 {
 	uint64_t base = *rreg(u, row, ACCIO_UNCORE_ROW_TX_BASE);
 	uint64_t size = *rreg(u, row, ACCIO_UNCORE_ROW_TX_SIZE);
 	uint64_t wptr = *rreg(u, row, ACCIO_UNCORE_ROW_TX_WPTR);
 	uint64_t rptr = *rreg(u, row, ACCIO_UNCORE_ROW_TX_RPTR);
-	uint64_t l = *rreg(u, row, ACCIO_UNCORE_ROW_LOCAL);
 	uint64_t m = *rreg(u, row, ACCIO_UNCORE_ROW_REMOTE);
-	uint64_t dmac = *rreg(u, row, ACCIO_UNCORE_ROW_DST_MAC);
 	uint8_t frame[14 + 20 + 8 + ACCIO_MAX_PAYLOAD];
-	uint8_t *ip = frame + 14, *udp = ip + 20;
+	uint8_t *udp = frame + 14 + 20;
 	bool sent = false;
-	int i;
 
 	if (!(u->ctrl & ACCIO_UNCORE_CTRL_ENABLE_MASK) || !row_live(u, row)) {
 		u->bad_doorbells++;
@@ -378,8 +421,7 @@ static void doorbell(struct accio_uncore *u, unsigned int row)
 	}
 	while (wptr - rptr >= ACCIO_TX_HDR) {
 		uint8_t hdr[ACCIO_TX_HDR];
-		uint32_t dip, sip = field(l, ACCIO_UNCORE_ROW_LOCAL_IP_MASK,
-					  ACCIO_UNCORE_ROW_LOCAL_IP_SHIFT);
+		uint32_t dip;
 		uint16_t dport, len;
 		size_t rec;
 
@@ -399,27 +441,7 @@ static void doorbell(struct accio_uncore *u, unsigned int row)
 			goto bad;
 		if (ring_io(u, false, base, size, rptr + ACCIO_TX_HDR, udp + 8, len))
 			goto bad;
-		for (i = 0; i < 6; i++)
-			frame[i] = dmac >> (8 * i);
-		memcpy(frame + 6, u->mac, 6);
-		put16(frame + 12, 0x0800);
-		memset(ip, 0, 20);
-		ip[0] = 0x45;
-		put16(ip + 2, 20 + 8 + len);
-		put16(ip + 4, u->ip_id++);
-		put16(ip + 6, 0x4000);		/* DF */
-		ip[8] = 64;
-		ip[9] = 17;
-		put32(ip + 12, sip);
-		put32(ip + 16, dip);
-		put16(ip + 10, csum_fold(csum_add(0, ip, 20)));
-		put16(udp, field(l, ACCIO_UNCORE_ROW_LOCAL_PORT_MASK,
-				 ACCIO_UNCORE_ROW_LOCAL_PORT_SHIFT));
-		put16(udp + 2, dport);
-		put16(udp + 4, 8 + len);
-		put16(udp + 6, 0);
-		put16(udp + 6, udp_csum(sip, dip, udp, 8 + len) ?: 0xffff);
-		u->ops->transmit(u->opaque, frame, 14 + 20 + 8 + len);
+		send_datagram(u, row, dip, dport, frame, len);
 		rptr += rec;
 		*rreg(u, row, ACCIO_UNCORE_ROW_TX_RPTR) = rptr;
 		(*rreg(u, row, ACCIO_UNCORE_ROW_TX_PKTS))++;
@@ -436,6 +458,107 @@ done:
 	if (sent && (*rreg(u, row, ACCIO_UNCORE_ROW_STATE) &
 		     ACCIO_UNCORE_ROW_STATE_TX_SUSP_MASK))
 		make_ready(u, row, true);
+}
+
+/* ---- direct MMIO transmit: the reorder unit ----------------------------- */
+
+static bool win_valid(struct window *w, unsigned int b)
+{
+	b %= WIN_BYTES;
+	return w->valid[b / 64] >> (b % 64) & 1;
+}
+
+static void win_set(struct window *w, unsigned int b, bool v)
+{
+	b %= WIN_BYTES;
+	if (v)
+		w->valid[b / 64] |= 1ULL << (b % 64);
+	else
+		w->valid[b / 64] &= ~(1ULL << (b % 64));
+}
+
+/* Release, in order, every message whose bytes have all arrived. */
+static void win_drain(struct accio_uncore *u, unsigned int row)
+{
+	struct window *w = &u->win[row];
+	uint64_t *next = rreg(u, row, ACCIO_UNCORE_ROW_MMIO_TX_NEXT);
+	uint64_t m = *rreg(u, row, ACCIO_UNCORE_ROW_REMOTE);
+	uint8_t frame[14 + 20 + 8 + ACCIO_MAX_PAYLOAD];
+	unsigned int i, start, len, msg;
+	uint16_t dport;
+	uint32_t dip;
+
+	for (;;) {
+		start = *next % WIN_BYTES;
+		/* the length address register: the first two bytes of a message */
+		if (!win_valid(w, start) || !win_valid(w, start + 1))
+			return;
+		len = w->data[start] | w->data[(start + 1) % WIN_BYTES] << 8;
+		msg = (ACCIO_TX_HDR + len + 7) & ~7u;
+		if (len > ACCIO_MAX_PAYLOAD) {
+			/* No way to find the next message: discard the window
+			 * and restart at its next boundary. */
+			(*rreg(u, row, ACCIO_UNCORE_ROW_MMIO_TX_ERRORS))++;
+			event(u, ACCIO_EV_MMIO_TX_ERROR, row, start);
+			memset(w->valid, 0, sizeof(w->valid));
+			*next = (*next + WIN_BYTES) & ~(uint64_t)(WIN_BYTES - 1);
+			return;
+		}
+		for (i = 0; i < msg; i++)
+			if (!win_valid(w, start + i))
+				return;
+		for (i = 0; i < len; i++)
+			frame[42 + i] = w->data[(start + ACCIO_TX_HDR + i) % WIN_BYTES];
+		dport = w->data[(start + 2) % WIN_BYTES] |
+			w->data[(start + 3) % WIN_BYTES] << 8;
+		dip = 0;
+		for (i = 0; i < 4; i++)
+			dip |= (uint32_t)w->data[(start + 4 + i) % WIN_BYTES] << (8 * i);
+		if (!dip)
+			dip = field(m, ACCIO_UNCORE_ROW_REMOTE_IP_MASK,
+				    ACCIO_UNCORE_ROW_REMOTE_IP_SHIFT);
+		if (!dport)
+			dport = field(m, ACCIO_UNCORE_ROW_REMOTE_PORT_MASK,
+				      ACCIO_UNCORE_ROW_REMOTE_PORT_SHIFT);
+		for (i = 0; i < msg; i++)
+			win_set(w, start + i, false);
+		*next += msg;
+		if (!dip || !dport) {
+			(*rreg(u, row, ACCIO_UNCORE_ROW_MMIO_TX_ERRORS))++;
+			event(u, ACCIO_EV_MMIO_TX_ERROR, row, start);
+			continue;
+		}
+		send_datagram(u, row, dip, dport, frame, len);
+		(*rreg(u, row, ACCIO_UNCORE_ROW_TX_PKTS))++;
+		*rreg(u, row, ACCIO_UNCORE_ROW_TX_BYTES) += len;
+		u->tx_sent++;
+	}
+}
+
+static void win_store(struct accio_uncore *u, unsigned int row, unsigned int off,
+		      uint64_t val, unsigned int size)
+{
+	struct window *w = &u->win[row];
+	unsigned int i;
+
+	if (!(u->ctrl & ACCIO_UNCORE_CTRL_ENABLE_MASK) || !row_live(u, row)) {
+		u->bad_doorbells++;
+		event(u, ACCIO_EV_DOORBELL_DISABLED, row, off);
+		return;
+	}
+	/* Address reuse: a byte may be written again only once released. */
+	for (i = 0; i < size; i++) {
+		if (win_valid(w, off + i)) {
+			(*rreg(u, row, ACCIO_UNCORE_ROW_MMIO_TX_ERRORS))++;
+			event(u, ACCIO_EV_MMIO_TX_ERROR, row, off + i);
+			return;
+		}
+	}
+	for (i = 0; i < size; i++) {
+		w->data[(off + i) % WIN_BYTES] = val >> (8 * i);
+		win_set(w, off + i, true);
+	}
+	win_drain(u, row);
 }
 
 /* ---- registers ---------------------------------------------------------- */
@@ -576,16 +699,31 @@ uint64_t accio_uncore_read(struct accio_uncore *u, uint64_t off,
 		refuse(u, row, r, who);
 		return ACCIO_POISON;
 	}
-	return r == ACCIO_UNCORE_ROW_DOORBELL ? 0 : *rreg(u, row, r);
+	if (r == ACCIO_UNCORE_ROW_DOORBELL || r >= ACCIO_UNCORE_ROW_MMIO_TX)
+		return 0;
+	return *rreg(u, row, r);
 }
 
 void accio_uncore_write(struct accio_uncore *u, uint64_t off, uint64_t val,
 			const struct accio_access *who)
 {
+	accio_uncore_store(u, off, val, 8, who);
+}
+
+void accio_uncore_store(struct accio_uncore *u, uint64_t off, uint64_t val,
+			unsigned int size, const struct accio_access *who)
+{
 	unsigned int row, r;
 	uint64_t *reg;
 
-	off &= ~7ULL;
+	bool window = off >= ACCIO_UNCORE_ROW_BASE &&
+		      (off - ACCIO_UNCORE_ROW_BASE) % ACCIO_UNCORE_ROW_STRIDE >=
+		      ACCIO_UNCORE_ROW_MMIO_TX;
+
+	if (size < 1 || size > 8 || (size & (size - 1)) || (off & (size - 1)))
+		return;		/* the bus never issues these */
+	if (!window && size != 8)
+		return;		/* registers take 64-bit stores only */
 	if (off < ACCIO_UNCORE_ROW_BASE) {
 		if (who->user)
 			refuse(u, 0xffff, off, who);
@@ -602,6 +740,10 @@ void accio_uncore_write(struct accio_uncore *u, uint64_t off, uint64_t val,
 	}
 	if (who->user && !user_may_access_row(u, row, who)) {
 		refuse(u, row, r, who);
+		return;
+	}
+	if (r >= ACCIO_UNCORE_ROW_MMIO_TX) {
+		win_store(u, row, r - ACCIO_UNCORE_ROW_MMIO_TX, val, size);
 		return;
 	}
 	reg = rreg(u, row, r);
@@ -639,6 +781,8 @@ void accio_uncore_write(struct accio_uncore *u, uint64_t off, uint64_t val,
 	case ACCIO_UNCORE_ROW_TX_BYTES:
 	case ACCIO_UNCORE_ROW_TX_ERRORS:
 	case ACCIO_UNCORE_ROW_PROT_FAULTS:
+	case ACCIO_UNCORE_ROW_MMIO_TX_NEXT:
+	case ACCIO_UNCORE_ROW_MMIO_TX_ERRORS:
 		if (who->user)
 			refuse(u, row, r, who);
 		else
@@ -685,6 +829,7 @@ void accio_uncore_reset(struct accio_uncore *u)
 	unsigned int h;
 
 	memset(u->row, 0, (size_t)u->rows * NREGS_ROW * sizeof(uint64_t));
+	memset(u->win, 0, (size_t)u->rows * sizeof(*u->win));
 	for (h = 0; h < u->rows; h++)
 		*rreg(u, h, ACCIO_UNCORE_ROW_LOCAL) = ACCIO_UNCORE_ROW_LOCAL_RESET;
 	for (h = 0; h < u->harts; h++) {
@@ -719,9 +864,10 @@ struct accio_uncore *accio_uncore_new(unsigned int rows, unsigned int harts,
 	u->qdepth = 2 * rows;
 	u->row = calloc((size_t)rows * NREGS_ROW, sizeof(uint64_t));
 	u->hart = calloc(harts, sizeof(*u->hart));
+	u->win = calloc(rows, sizeof(*u->win));
 	u->evq.depth = u->qdepth;
 	u->evq.v = calloc(u->qdepth, sizeof(uint64_t));
-	if (!u->row || !u->hart || !u->evq.v)
+	if (!u->row || !u->hart || !u->win || !u->evq.v)
 		goto fail;
 	for (h = 0; h < harts; h++) {
 		u->hart[h].rq.depth = u->qdepth;
@@ -747,6 +893,7 @@ void accio_uncore_free(struct accio_uncore *u)
 			free(u->hart[h].rq.v);
 	free(u->hart);
 	free(u->row);
+	free(u->win);
 	free(u->evq.v);
 	free(u);
 }

@@ -35,6 +35,7 @@ enum accio_event {
 	ACCIO_EV_ICT_MISS = 6,
 	ACCIO_EV_DOORBELL_DISABLED = 7,
 	ACCIO_EV_ROW_RANGE = 8,
+	ACCIO_EV_MMIO_TX_ERROR = 9,
 };
 
 /* Who performs a register access: privilege, satp ASID and hart. */
@@ -68,8 +69,12 @@ uint64_t accio_uncore_window(const struct accio_uncore *u);
 
 uint64_t accio_uncore_read(struct accio_uncore *u, uint64_t off,
 			   const struct accio_access *who);
+/* A 64-bit store (registers). */
 void accio_uncore_write(struct accio_uncore *u, uint64_t off, uint64_t val,
 			const struct accio_access *who);
+/* A naturally aligned store of 1, 2, 4 or 8 bytes (the MMIO TX window). */
+void accio_uncore_store(struct accio_uncore *u, uint64_t off, uint64_t val,
+			unsigned int size, const struct accio_access *who);
 
 /*
  * Offer a received frame to the offload engine. Returns true when the engine

@@ -52,7 +52,7 @@ def flatten(node, base=0):
     regs, arrays = [], []
     for c in node.children():
         if isinstance(c, RegNode):
-            regs.append((c.inst_name, base + c.address_offset, c))
+            regs.append((c.inst_name, base + c.raw_address_offset, c))
         elif c.is_array:
             inner, nested = flatten(c, 0)
             assert not nested, "nested register arrays are not supported"
@@ -70,6 +70,8 @@ def flatten(node, base=0):
 
 def field_lines(prefix, r):
     out = []
+    if r.is_array:
+        out.append(f"#define {prefix}_COUNT {r.array_dimensions[0]}")
     reset = sum((f.get_property("reset") or 0) << f.lsb for f in r.fields())
     out.append(f"#define {prefix}_RESET 0x{reset:x}ULL")
     for f in r.fields():

@@ -218,6 +218,13 @@ static int run_file(const char *path)
 			parse_who(tok, ntok, 3, &who);
 			accio_uncore_write(u, strtoull(tok[1], NULL, 0),
 					   strtoull(tok[2], NULL, 0), &who);
+		} else if (!strcmp(tok[0], "store") && ntok >= 4) {
+			struct accio_access who;
+
+			parse_who(tok, ntok, 4, &who);
+			accio_uncore_store(u, strtoull(tok[1], NULL, 0),
+					   strtoull(tok[3], NULL, 0),
+					   (unsigned int)strtoul(tok[2], NULL, 0), &who);
 		} else if (!strcmp(tok[0], "read") && ntok >= 3) {
 			struct accio_access who;
 			uint64_t got, want = strtoull(tok[2], NULL, 0);
