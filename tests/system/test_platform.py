@@ -86,3 +86,21 @@ def test_bad_frames_from_the_wire_are_dropped_and_counted():
     assert s["rx_drop_runt"] == peer.injected["runt"] >= 50
     assert s["rx_drop_oversize"] == peer.injected["oversize"] >= 50
     assert s["rx_drop_filter"] >= peer.injected["garbage"] >= 50
+
+
+def test_uncore_is_on_the_bus_and_refuses_user_mode():
+    # devmem runs in user mode (as root): the ICT's protection check must
+    # refuse it on the global page and on a row page, with the poison value,
+    # while the NIC (no protection) reads normally.
+    r = accio.run("cat /sys/firmware/devicetree/base/soc/accio@11000000/compatible; echo;"
+                  "od -An -tx4 -w64 /sys/firmware/devicetree/base/soc/accio@11000000/interrupts;"
+                  "devmem 0x10200000 64; devmem 0x11000000 64; devmem 0x11001040 64;"
+                  "devmem 0x11001800 64", timeout=TIMEOUT)
+    assert r.rc == 0, r.console[-2000:]
+    lines = r.output.split("\n")
+    assert lines[0].startswith("accio,uncore")
+    irqs = [int(x, 16) for x in lines[1].split()]
+    assert irqs == [0x0d000000, 0x0e000000, 0x0f000000, 0x10000000, 0x11000000], irqs  # 4 harts + events, big endian
+    assert lines[2] == "0x000000014143494F"
+    # global page, a row register and the row's MMIO TX window: none is ours
+    assert lines[3] == lines[4] == lines[5] == "0xBADACCE55BADACCE"

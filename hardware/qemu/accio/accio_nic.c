@@ -28,6 +28,7 @@
 #include "net/net.h"
 #include "system/dma.h"
 #include "hw/accio/accio_nic.h"
+#include "hw/accio/accio_uncore_dev.h"
 
 #define ETH_MIN_FRAME 60        /* without FCS */
 #define ETH_MAX_FRAME 1518      /* with one VLAN tag, without FCS */
@@ -147,6 +148,9 @@ static void accio_nic_rx_frame(AccioNICState *s, const uint8_t *buf,
         s->stats[ACCIO_STAT_RX_DROP_FILTER]++;
         return;
     }
+    if (s->uncore && accio_uncore_offer(s->uncore, buf, size)) {
+        return;     /* the UDP offload engine took it */
+    }
     if (s->rx_posted.count == 0) {
         s->stats[ACCIO_STAT_RX_DROP_NOBUF]++;
         return;
@@ -209,6 +213,9 @@ static void accio_nic_set_link(NetClientState *nc)
 {
     AccioNICState *s = qemu_get_nic_opaque(nc);
 
+    if (s->uncore) {
+        accio_uncore_link_changed(s->uncore, !nc->link_down);
+    }
     s->intr_status |= ACCIO_NIC_INTR_STATUS_LINK_MASK;
     accio_nic_update_irq(s);
 }
@@ -282,6 +289,41 @@ static void accio_nic_tx_timer(void *opaque)
         ring_push(&s->tx_comp, comp, start);
     }
     accio_nic_update_irq(s);
+}
+
+/* ---- the offload engine's side of the wire ------------------------------ */
+
+static void accio_nic_station_changed(AccioNICState *s)
+{
+    uint8_t mac[6];
+    int i;
+
+    for (i = 0; i < 6; i++) {
+        mac[i] = s->macaddr >> (8 * i);
+    }
+    if (s->uncore) {
+        accio_uncore_set_station(s->uncore, mac);
+    }
+}
+
+void accio_nic_set_uncore(AccioNICState *s, AccioUncoreState *uncore)
+{
+    s->uncore = uncore;
+    accio_nic_station_changed(s);
+}
+
+void accio_nic_transmit(AccioNICState *s, const uint8_t *frame, size_t len)
+{
+    if (s->ctrl & ACCIO_NIC_CTRL_LOOPBACK_MASK) {
+        accio_nic_rx_frame(s, frame, len, accio_now());
+    } else if (!accio_nic_link_up(s)) {
+        s->stats[ACCIO_STAT_TX_DROP_LINKDOWN]++;
+        return;
+    } else {
+        qemu_send_packet(qemu_get_queue(s->nic), frame, len);
+    }
+    s->stats[ACCIO_STAT_TX_FRAMES]++;
+    s->stats[ACCIO_STAT_TX_BYTES] += len;
 }
 
 /* ---- registers --------------------------------------------------------- */
@@ -378,6 +420,7 @@ static void accio_nic_write(void *opaque, hwaddr addr, uint64_t val,
         break;
     case ACCIO_NIC_MACADDR:
         s->macaddr = val & ACCIO_NIC_MACADDR_ADDR_MASK;
+        accio_nic_station_changed(s);
         break;
     case ACCIO_NIC_SEND_REQ:
         accio_nic_send_req(s, val);
@@ -469,6 +512,7 @@ static void accio_nic_reset(DeviceState *dev)
     for (i = 0; i < 6; i++) {
         s->macaddr |= (uint64_t)s->conf.macaddr.a[i] << (8 * i);
     }
+    accio_nic_station_changed(s);
     accio_nic_update_irq(s);
 }
 

@@ -14,6 +14,8 @@
 #define TYPE_ACCIO_NIC "accio-nic"
 OBJECT_DECLARE_SIMPLE_TYPE(AccioNICState, ACCIO_NIC)
 
+typedef struct AccioUncoreState AccioUncoreState;
+
 #define ACCIO_NIC_MMIO_SIZE 0x1000
 #define ACCIO_NIC_MAX_DEPTH 256
 #define ACCIO_NIC_FRAME_MAX 1518
@@ -60,6 +62,7 @@ struct AccioNICState {
     NICConf conf;
     QEMUTimer *tx_timer;
     QEMUTimer *rx_timer;
+    AccioUncoreState *uncore;   /* the UDP offload engine, if attached */
 
     /* properties */
     uint32_t depth;
@@ -91,5 +94,10 @@ struct AccioNICState {
     AccioRing rx_inflight;
     AccioRing rx_comp;
 };
+
+/* Attach the uncore: received frames are offered to its engine first. */
+void accio_nic_set_uncore(AccioNICState *s, AccioUncoreState *uncore);
+/* Put a frame built by the offload engine on the wire. */
+void accio_nic_transmit(AccioNICState *s, const uint8_t *frame, size_t len);
 
 #endif /* HW_ACCIO_NIC_H */

@@ -1,0 +1,198 @@
+/*
+ * Accio uncore device: the C model of hardware/model on the system bus.
+ *
+ * Every access is tagged with the privilege mode, the satp ASID and the
+ * index of the hart that issued it, which the model uses for the ICT's
+ * protection check. Interrupt lines 0..harts-1 are the harts' wake-up
+ * interrupts, line "harts" the control event interrupt. Frames reach the
+ * engine from the Accio NIC (accio_nic_set_uncore) and leave through it.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/module.h"
+#include "qapi/error.h"
+#include "hw/irq.h"
+#include "hw/sysbus.h"
+#include "hw/qdev-properties.h"
+#include "hw/core/cpu.h"
+#include "system/dma.h"
+#include "cpu.h"
+#include "hw/accio/accio_nic.h"
+#include "hw/accio/accio_uncore_dev.h"
+
+static int dev_dma_read(void *opaque, uint64_t addr, void *buf, size_t len)
+{
+    return dma_memory_read(&address_space_memory, addr, buf, len,
+                           MEMTXATTRS_UNSPECIFIED) == MEMTX_OK ? 0 : -1;
+}
+
+static int dev_dma_write(void *opaque, uint64_t addr, const void *buf,
+                         size_t len)
+{
+    return dma_memory_write(&address_space_memory, addr, buf, len,
+                            MEMTXATTRS_UNSPECIFIED) == MEMTX_OK ? 0 : -1;
+}
+
+static void dev_transmit(void *opaque, const uint8_t *frame, size_t len)
+{
+    AccioUncoreState *s = opaque;
+
+    if (s->nic) {
+        accio_nic_transmit(s->nic, frame, len);
+    }
+}
+
+static void dev_set_irq(void *opaque, unsigned int line, int level)
+{
+    AccioUncoreState *s = opaque;
+
+    if (s->irq && line <= s->harts) {
+        qemu_set_irq(s->irq[line], level);
+    }
+}
+
+static uint64_t dev_now(void *opaque)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+static const struct accio_uncore_ops dev_ops = {
+    .dma_read = dev_dma_read,
+    .dma_write = dev_dma_write,
+    .transmit = dev_transmit,
+    .set_irq = dev_set_irq,
+    .now_ns = dev_now,
+};
+
+/* Who is accessing: the hart running this access and its mode and ASID. */
+static void who_is_it(struct accio_access *who)
+{
+    memset(who, 0, sizeof(*who));
+    if (current_cpu) {
+        CPURISCVState *env = cpu_env(current_cpu);
+
+        who->user = env->priv == PRV_U;
+        who->asid = get_field(env->satp, SATP64_ASID);
+        who->hart = current_cpu->cpu_index;
+    }
+}
+
+static uint64_t accio_uncore_mmio_read(void *opaque, hwaddr addr,
+                                       unsigned size)
+{
+    AccioUncoreState *s = opaque;
+    struct accio_access who;
+
+    who_is_it(&who);
+    if (size != 8) {
+        return 0;   /* registers are 64-bit; the window reads 0 */
+    }
+    return accio_uncore_read(s->model, addr, &who);
+}
+
+static void accio_uncore_mmio_write(void *opaque, hwaddr addr, uint64_t val,
+                                    unsigned size)
+{
+    AccioUncoreState *s = opaque;
+    struct accio_access who;
+
+    who_is_it(&who);
+    accio_uncore_store(s->model, addr, val, size, &who);
+}
+
+static const MemoryRegionOps accio_uncore_ops = {
+    .read = accio_uncore_mmio_read,
+    .write = accio_uncore_mmio_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+    .impl = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+};
+
+bool accio_uncore_offer(AccioUncoreState *s, const uint8_t *frame, size_t len)
+{
+    return accio_uncore_rx(s->model, frame, len);
+}
+
+void accio_uncore_link_changed(AccioUncoreState *s, bool up)
+{
+    accio_uncore_link(s->model, up);
+}
+
+void accio_uncore_set_station(AccioUncoreState *s, const uint8_t mac[6])
+{
+    accio_uncore_set_mac(s->model, mac);
+}
+
+static void accio_uncore_reset_hold(DeviceState *dev)
+{
+    AccioUncoreState *s = ACCIO_UNCORE(dev);
+
+    accio_uncore_reset(s->model);
+}
+
+static void accio_uncore_realize(DeviceState *dev, Error **errp)
+{
+    AccioUncoreState *s = ACCIO_UNCORE(dev);
+    unsigned int i;
+
+    s->model = accio_uncore_new(s->rows, s->harts, &dev_ops, s);
+    if (!s->model) {
+        error_setg(errp, "accio-uncore: rows must be 1..%d and harts 1..%d",
+                   ACCIO_MAX_ROWS, ACCIO_MAX_HARTS);
+        return;
+    }
+    memory_region_init_io(&s->mmio, OBJECT(s), &accio_uncore_ops, s,
+                          "accio-uncore", accio_uncore_window(s->model));
+    sysbus_init_mmio(SYS_BUS_DEVICE(dev), &s->mmio);
+    s->irq = g_new0(qemu_irq, s->harts + 1);
+    for (i = 0; i <= s->harts; i++) {
+        sysbus_init_irq(SYS_BUS_DEVICE(dev), &s->irq[i]);
+    }
+}
+
+static void accio_uncore_unrealize(DeviceState *dev)
+{
+    AccioUncoreState *s = ACCIO_UNCORE(dev);
+
+    accio_uncore_free(s->model);
+    g_free(s->irq);
+}
+
+static const Property accio_uncore_properties[] = {
+    DEFINE_PROP_UINT32("rows", AccioUncoreState, rows, 64),
+    DEFINE_PROP_UINT32("harts", AccioUncoreState, harts, 4),
+};
+
+static void accio_uncore_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+
+    dc->realize = accio_uncore_realize;
+    dc->unrealize = accio_uncore_unrealize;
+    dc->desc = "Accio uncore (ICT, ready queues, UDP offload engine)";
+    device_class_set_legacy_reset(dc, accio_uncore_reset_hold);
+    device_class_set_props(dc, accio_uncore_properties);
+}
+
+static const TypeInfo accio_uncore_type_info = {
+    .name = TYPE_ACCIO_UNCORE,
+    .parent = TYPE_SYS_BUS_DEVICE,
+    .instance_size = sizeof(AccioUncoreState),
+    .class_init = accio_uncore_class_init,
+};
+
+static void accio_uncore_register_types(void)
+{
+    type_register_static(&accio_uncore_type_info);
+}
+
+type_init(accio_uncore_register_types)

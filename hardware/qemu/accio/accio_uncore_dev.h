@@ -1,0 +1,35 @@
+/*
+ * Accio uncore device (wraps the C model of hardware/model).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_ACCIO_UNCORE_DEV_H
+#define HW_ACCIO_UNCORE_DEV_H
+
+#include "hw/sysbus.h"
+#include "qom/object.h"
+#include "hw/accio/accio_uncore.h"
+
+#define TYPE_ACCIO_UNCORE "accio-uncore"
+OBJECT_DECLARE_SIMPLE_TYPE(AccioUncoreState, ACCIO_UNCORE)
+
+typedef struct AccioNICState AccioNICState;
+
+struct AccioUncoreState {
+    SysBusDevice parent_obj;
+
+    MemoryRegion mmio;
+    qemu_irq *irq;          /* harts wake-up lines, then the event line */
+    struct accio_uncore *model;
+    AccioNICState *nic;     /* the wire, set by the machine */
+
+    uint32_t rows;
+    uint32_t harts;
+};
+
+/* The NIC offers every received frame; true when the engine took it. */
+bool accio_uncore_offer(AccioUncoreState *s, const uint8_t *frame, size_t len);
+void accio_uncore_link_changed(AccioUncoreState *s, bool up);
+void accio_uncore_set_station(AccioUncoreState *s, const uint8_t mac[6]);
+
+#endif /* HW_ACCIO_UNCORE_DEV_H */
