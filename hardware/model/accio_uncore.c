@@ -398,13 +398,33 @@ static void send_datagram(struct accio_uncore *u, unsigned int row, uint32_t dip
 	u->ops->transmit(u->opaque, frame, 14 + 20 + 8 + len);
 }
 
+/*
+ * Decode a TX record header (ring record or MMIO TX message): payload
+ * length, then the destination, where zero means the row's remote endpoint.
+ */
+static void tx_header(struct accio_uncore *u, unsigned int row,
+		      const uint8_t hdr[ACCIO_TX_HDR], uint16_t *len,
+		      uint16_t *dport, uint32_t *dip)
+{
+	uint64_t m = *rreg(u, row, ACCIO_UNCORE_ROW_REMOTE);
+
+	*len = hdr[0] | hdr[1] << 8;
+	*dport = hdr[2] | hdr[3] << 8;
+	*dip = hdr[4] | hdr[5] << 8 | hdr[6] << 16 | (uint32_t)hdr[7] << 24;
+	if (!*dip)
+		*dip = field(m, ACCIO_UNCORE_ROW_REMOTE_IP_MASK,
+			     ACCIO_UNCORE_ROW_REMOTE_IP_SHIFT);
+	if (!*dport)
+		*dport = field(m, ACCIO_UNCORE_ROW_REMOTE_PORT_MASK,
+			       ACCIO_UNCORE_ROW_REMOTE_PORT_SHIFT);
+}
+
 static void doorbell(struct accio_uncore *u, unsigned int row)
 {
 	uint64_t base = *rreg(u, row, ACCIO_UNCORE_ROW_TX_BASE);
 	uint64_t size = *rreg(u, row, ACCIO_UNCORE_ROW_TX_SIZE);
 	uint64_t wptr = *rreg(u, row, ACCIO_UNCORE_ROW_TX_WPTR);
 	uint64_t rptr = *rreg(u, row, ACCIO_UNCORE_ROW_TX_RPTR);
-	uint64_t m = *rreg(u, row, ACCIO_UNCORE_ROW_REMOTE);
 	uint8_t frame[14 + 20 + 8 + ACCIO_MAX_PAYLOAD];
 	uint8_t *udp = frame + 14 + 20;
 	bool sent = false;
@@ -427,15 +447,7 @@ static void doorbell(struct accio_uncore *u, unsigned int row)
 
 		if (ring_io(u, false, base, size, rptr, hdr, sizeof(hdr)))
 			goto bad;
-		len = hdr[0] | hdr[1] << 8;
-		dport = hdr[2] | hdr[3] << 8;
-		dip = hdr[4] | hdr[5] << 8 | hdr[6] << 16 | (uint32_t)hdr[7] << 24;
-		if (!dip)
-			dip = field(m, ACCIO_UNCORE_ROW_REMOTE_IP_MASK,
-				    ACCIO_UNCORE_ROW_REMOTE_IP_SHIFT);
-		if (!dport)
-			dport = field(m, ACCIO_UNCORE_ROW_REMOTE_PORT_MASK,
-				      ACCIO_UNCORE_ROW_REMOTE_PORT_SHIFT);
+		tx_header(u, row, hdr, &len, &dport, &dip);
 		rec = (ACCIO_TX_HDR + len + 7) & ~(size_t)7;
 		if (len > ACCIO_MAX_PAYLOAD || rec > wptr - rptr || !dip || !dport)
 			goto bad;
@@ -482,10 +494,9 @@ static void win_drain(struct accio_uncore *u, unsigned int row)
 {
 	struct window *w = &u->win[row];
 	uint64_t *next = rreg(u, row, ACCIO_UNCORE_ROW_MMIO_TX_NEXT);
-	uint64_t m = *rreg(u, row, ACCIO_UNCORE_ROW_REMOTE);
-	uint8_t frame[14 + 20 + 8 + ACCIO_MAX_PAYLOAD];
+	uint8_t frame[14 + 20 + 8 + ACCIO_MAX_PAYLOAD], hdr[ACCIO_TX_HDR];
 	unsigned int i, start, len, msg;
-	uint16_t dport;
+	uint16_t dport, len16;
 	uint32_t dip;
 
 	for (;;) {
@@ -507,19 +518,11 @@ static void win_drain(struct accio_uncore *u, unsigned int row)
 		for (i = 0; i < msg; i++)
 			if (!win_valid(w, start + i))
 				return;
+		for (i = 0; i < ACCIO_TX_HDR; i++)
+			hdr[i] = w->data[(start + i) % WIN_BYTES];
+		tx_header(u, row, hdr, &len16, &dport, &dip);
 		for (i = 0; i < len; i++)
 			frame[42 + i] = w->data[(start + ACCIO_TX_HDR + i) % WIN_BYTES];
-		dport = w->data[(start + 2) % WIN_BYTES] |
-			w->data[(start + 3) % WIN_BYTES] << 8;
-		dip = 0;
-		for (i = 0; i < 4; i++)
-			dip |= (uint32_t)w->data[(start + 4 + i) % WIN_BYTES] << (8 * i);
-		if (!dip)
-			dip = field(m, ACCIO_UNCORE_ROW_REMOTE_IP_MASK,
-				    ACCIO_UNCORE_ROW_REMOTE_IP_SHIFT);
-		if (!dport)
-			dport = field(m, ACCIO_UNCORE_ROW_REMOTE_PORT_MASK,
-				      ACCIO_UNCORE_ROW_REMOTE_PORT_SHIFT);
 		for (i = 0; i < msg; i++)
 			win_set(w, start + i, false);
 		*next += msg;
