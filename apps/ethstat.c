@@ -16,40 +16,27 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ethtool_strings.h"
+
 int main(int argc, char **argv)
 {
 	const char *ifname = argc > 1 ? argv[1] : "eth0";
-	struct {
-		struct ethtool_sset_info hdr;
-		uint32_t len;
-	} sset = { .hdr = { .cmd = ETHTOOL_GSSET_INFO,
-			    .sset_mask = 1ull << ETH_SS_STATS } };
 	struct ethtool_gstrings *names;
 	struct ethtool_stats *stats;
 	struct ifreq ifr;
 	uint32_t n, i;
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 
+	names = fd < 0 ? NULL : ethtool_strings(fd, ifname, ETH_SS_STATS, &n);
+	if (!names) {
+		perror("ethstat: ethtool string set");
+		return 1;
+	}
+	stats = calloc(1, sizeof(*stats) + n * sizeof(uint64_t));
+	if (!stats)
+		return 1;
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)&sset;
-	if (fd < 0 || ioctl(fd, SIOCETHTOOL, &ifr) < 0) {
-		perror("ethstat: ETHTOOL_GSSET_INFO");
-		return 1;
-	}
-	n = sset.hdr.sset_mask ? sset.len : 0;
-	names = calloc(1, sizeof(*names) + n * ETH_GSTRING_LEN);
-	stats = calloc(1, sizeof(*stats) + n * sizeof(uint64_t));
-	if (!names || !stats)
-		return 1;
-	names->cmd = ETHTOOL_GSTRINGS;
-	names->string_set = ETH_SS_STATS;
-	names->len = n;
-	ifr.ifr_data = (void *)names;
-	if (ioctl(fd, SIOCETHTOOL, &ifr) < 0) {
-		perror("ethstat: ETHTOOL_GSTRINGS");
-		return 1;
-	}
 	stats->cmd = ETHTOOL_GSTATS;
 	stats->n_stats = n;
 	ifr.ifr_data = (void *)stats;

@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ethtool_strings.h"
+
 #define ETHERTYPE_TEST 0x88b5	/* IEEE local experimental */
 
 static uint64_t now_ns(void)
@@ -42,32 +44,15 @@ static uint64_t now_ns(void)
 /* Set or clear the "loopback" netdev feature, as ethtool -K does. */
 static int set_loopback(int fd, const char *ifname, int on)
 {
-	struct {
-		struct ethtool_sset_info hdr;
-		uint32_t len;
-	} sset = { .hdr = { .cmd = ETHTOOL_GSSET_INFO,
-			    .sset_mask = 1ull << ETH_SS_FEATURES } };
 	struct ethtool_gstrings *names;
 	struct ethtool_sfeatures *sf;
 	struct ifreq ifr;
 	uint32_t n, i, words;
 	int idx = -1, ret = -1;
 
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)&sset;
-	if (ioctl(fd, SIOCETHTOOL, &ifr) < 0)
-		return -1;
-	n = sset.len;
-	names = calloc(1, sizeof(*names) + n * ETH_GSTRING_LEN);
+	names = ethtool_strings(fd, ifname, ETH_SS_FEATURES, &n);
 	if (!names)
 		return -1;
-	names->cmd = ETHTOOL_GSTRINGS;
-	names->string_set = ETH_SS_FEATURES;
-	names->len = n;
-	ifr.ifr_data = (void *)names;
-	if (ioctl(fd, SIOCETHTOOL, &ifr) < 0)
-		goto out;
 	for (i = 0; i < n; i++)
 		if (!strncmp((char *)names->data + i * ETH_GSTRING_LEN,
 			     "loopback", ETH_GSTRING_LEN))
@@ -84,6 +69,8 @@ static int set_loopback(int fd, const char *ifname, int on)
 	sf->size = words;
 	sf->features[idx / 32].valid = 1u << (idx % 32);
 	sf->features[idx / 32].requested = on ? 1u << (idx % 32) : 0;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
 	ifr.ifr_data = (void *)sf;
 	ret = ioctl(fd, SIOCETHTOOL, &ifr) < 0 ? -1 : 0;
 	free(sf);

@@ -30,7 +30,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
@@ -50,7 +50,6 @@ class Result:
     output: str
     console: str
     wall_s: float
-    extra: dict = field(default_factory=dict)
 
 
 def artefacts():

@@ -84,7 +84,7 @@ def field_lines(prefix, r):
 
 
 def gen_offsets(top, path):
-    out = [f"/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */", f"/* {BANNER} */",
+    out = ["/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */", f"/* {BANNER} */",
            "#ifndef ACCIO_OFFSETS_H", "#define ACCIO_OFFSETS_H", ""]
     for b in blocks(top):
         bn = b.inst_name.upper()

@@ -494,36 +494,36 @@ def v_mmio_tx():
     program_row(v, 1, LOCAL, 5000, PEER, 7000)
     win = row(1, "MMIO_TX")
     rng = random.Random(7)
-    state = {"next": 0, "valid": [False] * WIN, "data": [0] * WIN, "ident": 0}
+    rs = {"next": 0, "valid": [False] * WIN, "data": [0] * WIN, "ident": 0}
 
     def release():
         # The rule: the earliest message leaves once all its bytes arrived.
         while True:
-            st = state["next"] % WIN
-            if not (state["valid"][st] and state["valid"][(st + 1) % WIN]):
+            st = rs["next"] % WIN
+            if not (rs["valid"][st] and rs["valid"][(st + 1) % WIN]):
                 return
-            n = state["data"][st] | state["data"][(st + 1) % WIN] << 8
+            n = rs["data"][st] | rs["data"][(st + 1) % WIN] << 8
             size = (8 + n + 7) & ~7
-            if not all(state["valid"][(st + i) % WIN] for i in range(size)):
+            if not all(rs["valid"][(st + i) % WIN] for i in range(size)):
                 return
-            pl = bytes(state["data"][(st + 8 + i) % WIN] for i in range(n))
+            pl = bytes(rs["data"][(st + 8 + i) % WIN] for i in range(n))
             for i in range(size):
-                state["valid"][(st + i) % WIN] = False
-            state["next"] += size
+                rs["valid"][(st + i) % WIN] = False
+            rs["next"] += size
             v.tx(udp_frame(LOCAL, 5000, PEER, 7000, pl, dmac=PEER_MAC, smac=STATION,
-                           ident=state["ident"]))
-            state["ident"] += 1
+                           ident=rs["ident"]))
+            rs["ident"] += 1
 
     def store(off, size, val):
         v.raw(f"store 0x{win + off % WIN:x} {size} 0x{val:x} user 7")
         for i in range(size):
-            state["data"][(off + i) % WIN] = val >> (8 * i) & 0xFF
-            state["valid"][(off + i) % WIN] = True
+            rs["data"][(off + i) % WIN] = val >> (8 * i) & 0xFF
+            rs["valid"][(off + i) % WIN] = True
         release()
 
     def message(payload):
         rec = tx_record(payload)
-        start = state["next"] + sum(len(m) for m in pending)
+        start = rs["next"] + sum(len(m) for m in pending)
         pending.append(rec)
         return start, rec
 
@@ -585,13 +585,13 @@ def v_mmio_tx():
     pending.clear()
 
     v.c("a length above 1472 discards the window; the unit restarts at the next 2 KiB boundary")
-    bad_at = state["next"]
+    bad_at = rs["next"]
     v.raw(f"store 0x{win + bad_at % WIN:x} 8 0x{1473:x} user 7")
     v.r(row(1, "MMIO_TX_ERRORS"), 2)
     v.r(g("EVQ_POP"), event(EV_MMIO, 1, bad_at % WIN))
-    state["next"] = (bad_at + WIN) & ~(WIN - 1)
-    state["valid"] = [False] * WIN
-    v.r(row(1, "MMIO_TX_NEXT"), state["next"])
+    rs["next"] = (bad_at + WIN) & ~(WIN - 1)
+    rs["valid"] = [False] * WIN
+    v.r(row(1, "MMIO_TX_NEXT"), rs["next"])
     start, rec = message(b"after the restart")
     for off, size, val in chunks(start, rec):
         store(off, size, val)

@@ -73,7 +73,7 @@ class WirePeer:
     def _handle(self, f):
         if len(f) < 14:
             return
-        dst, src, etype = f[:6], f[6:12], struct.unpack("!H", f[12:14])[0]
+        src, etype = f[6:12], struct.unpack("!H", f[12:14])[0]
         if etype == 0x0806 and f[21] == 1 and f[38:42] == PEER_IP:   # ARP request for us
             reply = (src + PEER_MAC + b"\x08\x06" + f[14:20] + b"\x00\x02" + PEER_MAC
                      + PEER_IP + f[22:28] + f[28:32])

@@ -258,6 +258,22 @@ static void accio_nic_send_req(AccioNICState *s, uint64_t val)
     }
 }
 
+/* A frame leaves the MAC at time @t: looped back, dropped or on the wire. */
+static void accio_nic_wire_out(AccioNICState *s, const uint8_t *data,
+                               size_t len, uint64_t t)
+{
+    if (s->ctrl & ACCIO_NIC_CTRL_LOOPBACK_MASK) {
+        accio_nic_rx_frame(s, data, len, t);
+    } else if (!accio_nic_link_up(s)) {
+        s->stats[ACCIO_STAT_TX_DROP_LINKDOWN]++;
+        return;
+    } else {
+        qemu_send_packet(qemu_get_queue(s->nic), data, len);
+    }
+    s->stats[ACCIO_STAT_TX_FRAMES]++;
+    s->stats[ACCIO_STAT_TX_BYTES] += len;
+}
+
 static void accio_nic_tx_timer(void *opaque)
 {
     AccioNICState *s = opaque;
@@ -275,16 +291,8 @@ static void accio_nic_tx_timer(void *opaque)
         comp = f->len;
         if (f->error) {
             comp |= ACCIO_NIC_SEND_COMP_ERROR_MASK;
-        } else if (s->ctrl & ACCIO_NIC_CTRL_LOOPBACK_MASK) {
-            s->stats[ACCIO_STAT_TX_FRAMES]++;
-            s->stats[ACCIO_STAT_TX_BYTES] += f->len;
-            accio_nic_rx_frame(s, f->data, f->len, end);
-        } else if (!accio_nic_link_up(s)) {
-            s->stats[ACCIO_STAT_TX_DROP_LINKDOWN]++;
         } else {
-            s->stats[ACCIO_STAT_TX_FRAMES]++;
-            s->stats[ACCIO_STAT_TX_BYTES] += f->len;
-            qemu_send_packet(qemu_get_queue(s->nic), f->data, f->len);
+            accio_nic_wire_out(s, f->data, f->len, end);
         }
         ring_push(&s->tx_comp, comp, start);
     }
@@ -314,16 +322,7 @@ void accio_nic_set_uncore(AccioNICState *s, AccioUncoreState *uncore)
 
 void accio_nic_transmit(AccioNICState *s, const uint8_t *frame, size_t len)
 {
-    if (s->ctrl & ACCIO_NIC_CTRL_LOOPBACK_MASK) {
-        accio_nic_rx_frame(s, frame, len, accio_now());
-    } else if (!accio_nic_link_up(s)) {
-        s->stats[ACCIO_STAT_TX_DROP_LINKDOWN]++;
-        return;
-    } else {
-        qemu_send_packet(qemu_get_queue(s->nic), frame, len);
-    }
-    s->stats[ACCIO_STAT_TX_FRAMES]++;
-    s->stats[ACCIO_STAT_TX_BYTES] += len;
+    accio_nic_wire_out(s, frame, len, accio_now());
 }
 
 /* ---- registers --------------------------------------------------------- */
