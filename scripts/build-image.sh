@@ -6,7 +6,8 @@ set -euo pipefail
 
 B=$ROOT/build
 [ -x "$B/sysroot/bin/musl-gcc" ] && [ -x "$B/busybox" ] || { log "run scripts/build-userspace.sh first"; exit 1; }
-make -s -C "$ROOT/apps" GUEST_CC="$B/sysroot/bin/musl-gcc" OUT="$B/apps"
+make -s -C "$ROOT/libaccio" CC="$B/sysroot/bin/musl-gcc" OUT="$B/libaccio"
+make -s -C "$ROOT/apps" GUEST_CC="$B/sysroot/bin/musl-gcc" OUT="$B/apps" LIBACCIO="$B/libaccio"
 
 R=$B/rootfs
 rm -rf "$R"
@@ -28,6 +29,7 @@ while read -r kind name rest; do
 		esac ;;
 	overlay) cp -a "$ROOT/buildroot-config/$name/." "$R/" ;;
 	app) install -m 755 "$B/apps/$name" "$R/usr/bin/$name" ;;
+	lib) mkdir -p "$R/usr/lib" && install -m 755 "$B/$name/$name.so" "$R/usr/lib/$name.so" ;;
 	*) log "unknown package kind $kind"; exit 1 ;;
 	esac
 done < "$ROOT/buildroot-config/packages.txt"

@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: MIT
+/*
+ * accio_selftest: checks of the Accio socket acceleration from inside the
+ * guest, linked with libaccio and using its explicit API.
+ *
+ * usage: accio_selftest errors
+ *        accio_selftest rows N
+ *        accio_selftest hold PORT
+ *        accio_selftest isolate HOST PORT
+ *        accio_selftest zc HOST PORT COUNT
+ *
+ * errors   every bad-input case of SIOCACCIO, the row fd and the zero-copy
+ *          API gets its documented errno
+ * rows     accelerate N sockets at once, then report how many succeeded,
+ *          the errno of the first failure and the kernel's row count
+ * hold     accelerate a socket on PORT, print its row, sleep (kill -9 me)
+ * isolate  a child process can neither map this process's row nor take the
+ *          socket again, and its forged stores to the row page (through
+ *          /dev/mem) are refused by the ASID check; then echo through it
+ * zc       echo COUNT datagrams through the zero-copy API
+ *
+ * Output is "key=value" / "ok NAME" / "FAIL NAME ..." lines; exit status 0
+ * when everything held.
+ */
+#include <accio.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/accio.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define UNCORE_BASE	0x11000000UL
+#define ROW_PAGE(r)	(UNCORE_BASE + 0x1000UL * ((r) + 1))
+#define POISON		0xbadacce55badacceULL
+
+static int failures;
+
+static void check(const char *name, int cond, const char *fmt, long v)
+{
+	if (cond) {
+		printf("ok %s\n", name);
+	} else {
+		printf("FAIL %s ", name);
+		printf(fmt, v);
+		printf("\n");
+		failures++;
+	}
+}
+
+static int udp_bound(uint16_t port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("socket/bind");
+		exit(1);
+	}
+	return fd;
+}
+
+static int udp_connected(const char *host, uint16_t port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	inet_pton(AF_INET, host, &sa.sin_addr);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("socket/connect");
+		exit(1);
+	}
+	return fd;
+}
+
+static int accel_raw(int fd, struct accio_accel *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->version = ACCIO_UAPI_VERSION;
+	return ioctl(fd, SIOCACCIO, a);
+}
+
+static long rows_used(void)
+{
+	FILE *f = fopen("/sys/bus/platform/drivers/accio-uncore/11000000.accio/rows_used", "r");
+	long n = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+static int errors(void)
+{
+	struct accio_accel a;
+	struct accio_wait w;
+	struct accio_route r;
+	char stack[64];
+	int fd, tcp, rowfd, st;
+	pid_t pid;
+
+	tcp = socket(AF_INET, SOCK_STREAM, 0);
+	check("tcp-socket", accel_raw(tcp, &a) < 0 && errno == EPROTONOSUPPORT,
+	      "errno=%ld", errno);
+	close(tcp);
+
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	check("unbound", accel_raw(fd, &a) < 0 && errno == EINVAL,
+	      "errno=%ld", errno);
+	close(fd);
+
+	fd = udp_bound(0);
+	memset(&a, 0, sizeof(a));
+	a.version = 99;
+	check("bad-version", ioctl(fd, SIOCACCIO, &a) < 0 && errno == EINVAL,
+	      "errno=%ld", errno);
+	memset(&a, 0, sizeof(a));
+	a.version = ACCIO_UAPI_VERSION;
+	a.rx_bytes = 3000;
+	check("bad-ring-size", ioctl(fd, SIOCACCIO, &a) < 0 && errno == EINVAL,
+	      "errno=%ld", errno);
+	check("bad-pointer", ioctl(fd, SIOCACCIO, (void *)8) < 0 && errno == EFAULT,
+	      "errno=%ld", errno);
+	check("accelerate", accel_raw(fd, &a) == 0, "errno=%ld", errno);
+	rowfd = a.fd;
+	check("double", accel_raw(fd, &a) < 0 && errno == EALREADY,
+	      "errno=%ld", errno);
+
+	memset(&w, 0, sizeof(w));
+	w.dir = 7;
+	check("wait-bad-dir", ioctl(rowfd, ACCIO_IOC_WAIT, &w) < 0 && errno == EINVAL,
+	      "errno=%ld", errno);
+	memset(&w, 0, sizeof(w));
+	w.dir = ACCIO_WAIT_RX;
+	w.timeout_ms = 0;
+	check("wait-empty-nonblocking",
+	      ioctl(rowfd, ACCIO_IOC_WAIT, &w) < 0 && errno == EAGAIN,
+	      "errno=%ld", errno);
+	memset(&r, 0, sizeof(r));
+	r.ip = htonl(INADDR_LOOPBACK);
+	check("route-not-nic", ioctl(rowfd, ACCIO_IOC_ROUTE, &r) < 0 && errno == EXDEV,
+	      "errno=%ld", errno);
+	check("mmap-bad-offset",
+	      mmap(NULL, 4096, PROT_READ, MAP_SHARED, rowfd, 0x5000) == MAP_FAILED &&
+	      errno == EINVAL, "errno=%ld", errno);
+
+	/* the library's view: explicit opt-in on a socket it already serves */
+	fd = udp_bound(0);
+	check("lib-accelerate", accio_accelerate(fd) == 0, "errno=%ld", errno);
+	check("lib-double", accio_accelerate(fd) < 0 && errno == EALREADY,
+	      "errno=%ld", errno);
+	check("zc-outside-pool",
+	      accio_zc_send(fd, stack, 16, NULL) < 0 && errno == EINVAL,
+	      "errno=%ld", errno);
+	check("zc-too-big", accio_zc_alloc(fd, 4000) == NULL && errno == EMSGSIZE,
+	      "errno=%ld", errno);
+	check("zc-release-foreign", accio_zc_release(fd, stack) < 0 && errno == EINVAL,
+	      "errno=%ld", errno);
+
+	/* another process cannot use this process's row */
+	pid = fork();
+	if (pid == 0) {
+		int bad = 0;
+
+		if (mmap(NULL, 4096, PROT_READ, MAP_SHARED, rowfd, 0) != MAP_FAILED ||
+		    errno != EACCES)
+			bad |= 1;
+		memset(&w, 0, sizeof(w));
+		w.timeout_ms = 0;
+		if (ioctl(rowfd, ACCIO_IOC_WAIT, &w) == 0 || errno != EACCES)
+			bad |= 2;
+		_exit(bad);
+	}
+	waitpid(pid, &st, 0);
+	check("foreign-process", WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "status=%ld", (long)st);
+	return failures ? 1 : 0;
+}
+
+static int rows(int n)
+{
+	int *fds = calloc(n, sizeof(int)), i, ok = 0, first = 0;
+
+	for (i = 0; i < n; i++) {
+		fds[i] = udp_bound(0);
+		if (accio_accelerate(fds[i]) == 0)
+			ok++;
+		else if (!first)
+			first = errno;
+	}
+	printf("accelerated=%d first_errno=%d rows_used=%ld\n", ok, first,
+	       rows_used());
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	printf("after_close rows_used=%ld\n", rows_used());
+	free(fds);
+	return 0;
+}
+
+static int hold(int port)
+{
+	struct accio_stats st;
+	int fd = udp_bound(port);
+
+	if (accio_accelerate(fd) < 0 || accio_stats(fd, &st) < 0) {
+		perror("accelerate");
+		return 1;
+	}
+	printf("row=%u rows_used=%ld\n", st.row, rows_used());
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+/* Map a row page through /dev/mem: what a forger in another process gets. */
+static volatile uint64_t *devmem_row(unsigned int row)
+{
+	int fd = open("/dev/mem", O_RDWR | O_SYNC);
+	void *p;
+
+	if (fd < 0)
+		return NULL;
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, ROW_PAGE(row));
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int isolate(const char *host, int port)
+{
+	struct accio_stats st0, st1;
+	char tx[256], rx[256];
+	struct accio_accel a;
+	int fd, st;
+	pid_t pid;
+	ssize_t n;
+
+	fd = udp_connected(host, port);
+	if (accio_accelerate(fd) < 0 || accio_stats(fd, &st0) < 0) {
+		perror("accelerate");
+		return 1;
+	}
+	printf("row=%u\n", st0.row);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		volatile uint64_t *row = devmem_row(st0.row);
+		int bad = 0;
+
+		/* the socket is taken */
+		if (accel_raw(fd, &a) == 0 || errno != EALREADY)
+			bad |= 1;
+		if (!row)
+			_exit(bad | 2);
+		/* loads of another address space's row read poison */
+		if (row[ACCIO_ROW_RX_WPTR / 8] != POISON ||
+		    row[ACCIO_ROW_RX_PKTS / 8] != POISON)
+			bad |= 4;
+		/* forged stores are dropped */
+		row[ACCIO_ROW_RX_RPTR / 8] = 0x1000;
+		row[ACCIO_ROW_TX_WPTR / 8] = 0x40;
+		row[ACCIO_ROW_DOORBELL / 8] = 1;
+		row[ACCIO_ROW_STATE / 8] = 0;
+		row[ACCIO_ROW_MMIO_TX / 8] = 0x0a000202001f0008ULL;
+		_exit(bad);
+	}
+	waitpid(pid, &st, 0);
+	check("foreign-row", WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "status=%ld", (long)st);
+	accio_stats(fd, &st1);
+	check("prot-faults-counted", st1.prot_faults >= st0.prot_faults + 5,
+	      "prot_faults=%ld", (long)st1.prot_faults);
+	check("no-forged-tx", st1.tx_pkts == st0.tx_pkts, "tx_pkts=%ld",
+	      (long)st1.tx_pkts);
+	/* the row still works for its owner */
+	memset(tx, 0x5a, sizeof(tx));
+	snprintf(tx, sizeof(tx), "isolation check");
+	if (send(fd, tx, sizeof(tx), 0) != sizeof(tx)) {
+		perror("send");
+		return 1;
+	}
+	n = recv(fd, rx, sizeof(rx), 0);
+	check("echo-after-forgery", n == sizeof(tx) && !memcmp(tx, rx, n),
+	      "n=%ld", n);
+	accio_stats(fd, &st1);
+	check("owner-fast-path", st1.tx_pkts == st0.tx_pkts + 1 &&
+	      st1.rx_pkts == st0.rx_pkts + 1, "rx_pkts=%ld", (long)st1.rx_pkts);
+	printf("prot_faults=%llu\n", (unsigned long long)st1.prot_faults);
+	return failures ? 1 : 0;
+}
+
+static int zc(const char *host, int port, int count)
+{
+	struct accio_stats st;
+	const void *rbuf;
+	uint64_t hw, last_hw = 0;
+	int fd, i, size;
+	ssize_t n;
+	uint8_t *b;
+
+	fd = udp_connected(host, port);
+	if (accio_accelerate(fd) < 0) {
+		perror("accelerate");
+		return 1;
+	}
+	for (i = 0; i < count; i++) {
+		size = 16 + (i * 97) % 1457;
+		b = accio_zc_alloc(fd, size);
+		if (!b) {
+			perror("zc_alloc");
+			return 1;
+		}
+		memset(b, i & 0xff, size);
+		if (accio_zc_send(fd, b, size, NULL) != size) {
+			perror("zc_send");
+			return 1;
+		}
+		n = accio_zc_recv(fd, &rbuf, NULL, &hw);
+		if (n != size || memcmp(rbuf, b, size) || hw < last_hw) {
+			printf("FAIL zc datagram %d n=%ld\n", i, (long)n);
+			return 1;
+		}
+		last_hw = hw;
+		if (accio_zc_release(fd, rbuf) < 0) {
+			perror("zc_release");
+			return 1;
+		}
+	}
+	accio_stats(fd, &st);
+	printf("zc_echoed=%d rx_pkts=%llu tx_pkts=%llu\n", count,
+	       (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_pkts);
+	return st.rx_pkts == (uint64_t)count && st.tx_pkts == (uint64_t)count ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 2 && !strcmp(argv[1], "errors"))
+		return errors();
+	if (argc == 3 && !strcmp(argv[1], "rows"))
+		return rows(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "hold"))
+		return hold(atoi(argv[2]));
+	if (argc == 4 && !strcmp(argv[1], "isolate"))
+		return isolate(argv[2], atoi(argv[3]));
+	if (argc == 5 && !strcmp(argv[1], "zc"))
+		return zc(argv[2], atoi(argv[3]), atoi(argv[4]));
+	fprintf(stderr, "usage: accio_selftest errors|rows N|hold PORT|"
+		"isolate HOST PORT|zc HOST PORT COUNT\n");
+	return 2;
+}

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+/*
+ * udp_echo: a UDP echo server on plain POSIX sockets. Run it as it is
+ * (Linux sockets) or with LD_PRELOAD=/usr/lib/libaccio.so (the Accio fast
+ * path): the binary does not know libaccio.
+ *
+ * usage: udp_echo [-p PORT] [-n COUNT] [-m poll|select|epoll|block]
+ *                 [-w WORKERS]
+ *
+ * Echoes every datagram to its sender; exits after COUNT datagrams (0:
+ * never). -m picks how it waits for data. -w forks WORKERS processes that
+ * each serve PORT+i (the multi-connection server). Prints "echoed=N".
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum mode { BLOCK, POLL, SELECT, EPOLL };
+
+static int wait_readable(int fd, int ep, enum mode m)
+{
+	struct epoll_event ev;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	fd_set rd;
+
+	switch (m) {
+	case POLL:
+		return poll(&p, 1, -1) == 1 && (p.revents & POLLIN) ? 0 : -1;
+	case SELECT:
+		FD_ZERO(&rd);
+		FD_SET(fd, &rd);
+		return select(fd + 1, &rd, NULL, NULL, NULL) == 1 &&
+		       FD_ISSET(fd, &rd) ? 0 : -1;
+	case EPOLL:
+		return epoll_wait(ep, &ev, 1, -1) == 1 && ev.data.fd == fd ? 0 : -1;
+	default:
+		return 0;
+	}
+}
+
+static int serve(int port, long count, enum mode m)
+{
+	static char buf[65536];
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct epoll_event ev = { .events = EPOLLIN };
+	socklen_t sl;
+	long n = 0;
+	ssize_t len;
+	int fd, ep = -1;
+
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("udp_echo: socket/bind");
+		return 1;
+	}
+	if (m == EPOLL) {
+		ep = epoll_create1(0);
+		ev.data.fd = fd;
+		if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			perror("udp_echo: epoll");
+			return 1;
+		}
+	}
+	printf("listening port=%d\n", port);
+	fflush(stdout);
+	while (!count || n < count) {
+		if (wait_readable(fd, ep, m) < 0) {
+			perror("udp_echo: wait");
+			return 1;
+		}
+		sl = sizeof(sa);
+		len = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&sa, &sl);
+		if (len < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("udp_echo: recvfrom");
+			return 1;
+		}
+		if (sendto(fd, buf, len, 0, (struct sockaddr *)&sa, sl) != len) {
+			perror("udp_echo: sendto");
+			return 1;
+		}
+		n++;
+	}
+	printf("echoed=%ld\n", n);
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int port = 7777, workers = 0, opt, i, st, rc = 0;
+	enum mode m = BLOCK;
+	long count = 0;
+
+	while ((opt = getopt(argc, argv, "p:n:m:w:")) != -1) {
+		switch (opt) {
+		case 'p': port = atoi(optarg); break;
+		case 'n': count = atol(optarg); break;
+		case 'w': workers = atoi(optarg); break;
+		case 'm':
+			m = !strcmp(optarg, "poll") ? POLL :
+			    !strcmp(optarg, "select") ? SELECT :
+			    !strcmp(optarg, "epoll") ? EPOLL : BLOCK;
+			break;
+		default:
+			fprintf(stderr, "usage: udp_echo [-p PORT] [-n COUNT] "
+				"[-m poll|select|epoll|block] [-w WORKERS]\n");
+			return 2;
+		}
+	}
+	if (!workers)
+		return serve(port, count, m);
+	for (i = 0; i < workers; i++)
+		if (fork() == 0)
+			_exit(serve(port + i, count, m));
+	for (i = 0; i < workers; i++)
+		if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+			rc = 1;
+	return rc;
+}
