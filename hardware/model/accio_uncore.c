@@ -48,6 +48,8 @@ struct accio_uncore {
 	struct hart *hart;
 	uint64_t *row;		/* rows x NREGS_ROW registers */
 	struct window *win;	/* one MMIO TX reorder unit per row */
+	uint8_t *tx_wait;	/* rows whose doorbell waits for the NIC */
+	unsigned int tx_next;	/* where the round-robin resume starts */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -439,11 +441,17 @@ static void doorbell(struct accio_uncore *u, unsigned int row)
 		event(u, ACCIO_EV_TX_RING_ERROR, row, 0);
 		return;
 	}
+	u->tx_wait[row] = 0;
 	while (wptr - rptr >= ACCIO_TX_HDR) {
 		uint8_t hdr[ACCIO_TX_HDR];
 		uint32_t dip;
 		uint16_t dport, len;
 		size_t rec;
+
+		if (u->ops->tx_ready && !u->ops->tx_ready(u->opaque)) {
+			u->tx_wait[row] = 1;	/* back-pressure from the NIC */
+			break;
+		}
 
 		if (ring_io(u, false, base, size, rptr, hdr, sizeof(hdr)))
 			goto bad;
@@ -827,12 +835,33 @@ uint64_t accio_uncore_window(const struct accio_uncore *u)
 	return ACCIO_UNCORE_ROW_BASE + (uint64_t)u->rows * ACCIO_UNCORE_ROW_STRIDE;
 }
 
+void accio_uncore_tx_resume(struct accio_uncore *u)
+{
+	unsigned int i, r;
+
+	for (i = 0; i < u->rows; i++) {
+		if (u->ops->tx_ready && !u->ops->tx_ready(u->opaque))
+			return;
+		r = (u->tx_next + i) % u->rows;
+		if (!u->tx_wait[r])
+			continue;
+		u->tx_wait[r] = 0;
+		/* a row disabled meanwhile just forgets its doorbell */
+		if ((u->ctrl & ACCIO_UNCORE_CTRL_ENABLE_MASK) && row_live(u, r)) {
+			u->tx_next = (r + 1) % u->rows;
+			doorbell(u, r);
+		}
+	}
+}
+
 void accio_uncore_reset(struct accio_uncore *u)
 {
 	unsigned int h;
 
 	memset(u->row, 0, (size_t)u->rows * NREGS_ROW * sizeof(uint64_t));
 	memset(u->win, 0, (size_t)u->rows * sizeof(*u->win));
+	memset(u->tx_wait, 0, u->rows);
+	u->tx_next = 0;
 	for (h = 0; h < u->rows; h++)
 		*rreg(u, h, ACCIO_UNCORE_ROW_LOCAL) = ACCIO_UNCORE_ROW_LOCAL_RESET;
 	for (h = 0; h < u->harts; h++) {
@@ -868,9 +897,10 @@ struct accio_uncore *accio_uncore_new(unsigned int rows, unsigned int harts,
 	u->row = calloc((size_t)rows * NREGS_ROW, sizeof(uint64_t));
 	u->hart = calloc(harts, sizeof(*u->hart));
 	u->win = calloc(rows, sizeof(*u->win));
+	u->tx_wait = calloc(rows, 1);
 	u->evq.depth = u->qdepth;
 	u->evq.v = calloc(u->qdepth, sizeof(uint64_t));
-	if (!u->row || !u->hart || !u->win || !u->evq.v)
+	if (!u->row || !u->hart || !u->win || !u->tx_wait || !u->evq.v)
 		goto fail;
 	for (h = 0; h < harts; h++) {
 		u->hart[h].rq.depth = u->qdepth;
@@ -897,6 +927,7 @@ void accio_uncore_free(struct accio_uncore *u)
 	free(u->hart);
 	free(u->row);
 	free(u->win);
+	free(u->tx_wait);
 	free(u->evq.v);
 	free(u);
 }

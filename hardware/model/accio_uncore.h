@@ -51,6 +51,12 @@ struct accio_uncore_ops {
 	int (*dma_write)(void *opaque, uint64_t addr, const void *buf, size_t len);
 	/* Hand a built frame to the NIC's wire. */
 	void (*transmit)(void *opaque, const uint8_t *frame, size_t len);
+	/*
+	 * Optional: false while the NIC cannot take another frame. The engine
+	 * then leaves the rest of the ring in place (TX_RPTR stops) until
+	 * accio_uncore_tx_resume().
+	 */
+	bool (*tx_ready)(void *opaque);
 	/* Lines 0..harts-1: wake-up interrupt of each hart; line harts: events. */
 	void (*set_irq)(void *opaque, unsigned int line, int level);
 	/* Hardware time for RX timestamps, in ns. */
@@ -83,6 +89,8 @@ void accio_uncore_store(struct accio_uncore *u, uint64_t off, uint64_t val,
  */
 bool accio_uncore_rx(struct accio_uncore *u, const uint8_t *frame, size_t len);
 void accio_uncore_link(struct accio_uncore *u, bool up);
+/* The NIC has room again: carry on with the rows whose doorbell waits. */
+void accio_uncore_tx_resume(struct accio_uncore *u);
 /* The station (source) MAC address used for transmitted frames. */
 void accio_uncore_set_mac(struct accio_uncore *u, const uint8_t mac[6]);
 

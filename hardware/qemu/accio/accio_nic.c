@@ -320,9 +320,59 @@ void accio_nic_set_uncore(AccioNICState *s, AccioUncoreState *uncore)
     accio_nic_station_changed(s);
 }
 
+/*
+ * A frame built by the offload engine: fetched over the bus, through the
+ * pipeline, then serialized on the wire after the frames ahead of it. The
+ * engine asks accio_nic_tx_ready() first, so there is always room.
+ */
 void accio_nic_transmit(AccioNICState *s, const uint8_t *frame, size_t len)
 {
-    accio_nic_wire_out(s, frame, len, accio_now());
+    uint64_t start, end;
+    uint32_t i;
+
+    if (s->eng_count >= ACCIO_NIC_ENG_DEPTH || len > ACCIO_NIC_FRAME_MAX) {
+        s->stats[ACCIO_STAT_TX_ERRORS]++;
+        return;
+    }
+    start = MAX(accio_dma(s, accio_now(), len) + s->pipeline_ns,
+                s->wire_free_at);
+    end = start + accio_wire_ns(s, len);
+    s->wire_free_at = end;
+    i = (s->eng_head + s->eng_count) % ACCIO_NIC_ENG_DEPTH;
+    memcpy(s->eng_frames[i].data, frame, len);
+    s->eng_frames[i].len = len;
+    s->eng_end[i] = end;
+    s->eng_count++;
+    if (!timer_pending(s->eng_timer)) {
+        timer_mod(s->eng_timer, end);
+    }
+}
+
+bool accio_nic_tx_ready(AccioNICState *s)
+{
+    return s->eng_count < ACCIO_NIC_ENG_DEPTH;
+}
+
+static void accio_nic_eng_timer(void *opaque)
+{
+    AccioNICState *s = opaque;
+    uint64_t now = accio_now();
+    bool sent = false;
+
+    while (s->eng_count && s->eng_end[s->eng_head] <= now) {
+        AccioTxFrame *f = &s->eng_frames[s->eng_head];
+
+        accio_nic_wire_out(s, f->data, f->len, s->eng_end[s->eng_head]);
+        s->eng_head = (s->eng_head + 1) % ACCIO_NIC_ENG_DEPTH;
+        s->eng_count--;
+        sent = true;
+    }
+    if (s->eng_count) {
+        timer_mod(s->eng_timer, s->eng_end[s->eng_head]);
+    }
+    if (sent && s->uncore) {
+        accio_uncore_tx_space(s->uncore);
+    }
 }
 
 /* ---- registers --------------------------------------------------------- */
@@ -485,6 +535,8 @@ static void accio_nic_reset_queues(AccioNICState *s)
 {
     timer_del(s->tx_timer);
     timer_del(s->rx_timer);
+    timer_del(s->eng_timer);
+    s->eng_head = s->eng_count = 0;
     memset(&s->tx_inflight, 0, sizeof(s->tx_inflight));
     memset(&s->tx_comp, 0, sizeof(s->tx_comp));
     memset(&s->rx_posted, 0, sizeof(s->rx_posted));
@@ -536,6 +588,7 @@ static void accio_nic_realize(DeviceState *dev, Error **errp)
     sysbus_init_irq(SYS_BUS_DEVICE(dev), &s->irq);
     s->tx_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, accio_nic_tx_timer, s);
     s->rx_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, accio_nic_rx_timer, s);
+    s->eng_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, accio_nic_eng_timer, s);
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
     s->nic = qemu_new_nic(&accio_nic_info, &s->conf,
                           object_get_typename(OBJECT(dev)), dev->id,
@@ -549,6 +602,7 @@ static void accio_nic_unrealize(DeviceState *dev)
 
     timer_free(s->tx_timer);
     timer_free(s->rx_timer);
+    timer_free(s->eng_timer);
     qemu_del_nic(s->nic);
 }
 

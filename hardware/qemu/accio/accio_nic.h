@@ -19,6 +19,8 @@ typedef struct AccioUncoreState AccioUncoreState;
 #define ACCIO_NIC_MMIO_SIZE 0x1000
 #define ACCIO_NIC_MAX_DEPTH 256
 #define ACCIO_NIC_FRAME_MAX 1518
+/* Frames of the offload engine between its DMA and the wire. */
+#define ACCIO_NIC_ENG_DEPTH 8
 
 #define ACCIO_NIC_ID_VALUE ACCIO_NIC_ID_RESET
 
@@ -93,11 +95,18 @@ struct AccioNICState {
     AccioRing rx_posted;
     AccioRing rx_inflight;
     AccioRing rx_comp;
+    /* the offload engine's frames: wire end times, frames */
+    QEMUTimer *eng_timer;
+    uint64_t eng_end[ACCIO_NIC_ENG_DEPTH];
+    AccioTxFrame eng_frames[ACCIO_NIC_ENG_DEPTH];
+    uint32_t eng_head;
+    uint32_t eng_count;
 };
 
 /* Attach the uncore: received frames are offered to its engine first. */
 void accio_nic_set_uncore(AccioNICState *s, AccioUncoreState *uncore);
 /* Put a frame built by the offload engine on the wire. */
 void accio_nic_transmit(AccioNICState *s, const uint8_t *frame, size_t len);
+bool accio_nic_tx_ready(AccioNICState *s);
 
 #endif /* HW_ACCIO_NIC_H */

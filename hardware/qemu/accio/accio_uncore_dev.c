@@ -45,6 +45,13 @@ static void dev_transmit(void *opaque, const uint8_t *frame, size_t len)
     }
 }
 
+static bool dev_tx_ready(void *opaque)
+{
+    AccioUncoreState *s = opaque;
+
+    return !s->nic || accio_nic_tx_ready(s->nic);
+}
+
 static void dev_set_irq(void *opaque, unsigned int line, int level)
 {
     AccioUncoreState *s = opaque;
@@ -63,6 +70,7 @@ static const struct accio_uncore_ops dev_ops = {
     .dma_read = dev_dma_read,
     .dma_write = dev_dma_write,
     .transmit = dev_transmit,
+    .tx_ready = dev_tx_ready,
     .set_irq = dev_set_irq,
     .now_ns = dev_now,
 };
@@ -130,6 +138,11 @@ void accio_uncore_link_changed(AccioUncoreState *s, bool up)
 void accio_uncore_set_station(AccioUncoreState *s, const uint8_t mac[6])
 {
     accio_uncore_set_mac(s->model, mac);
+}
+
+void accio_uncore_tx_space(AccioUncoreState *s)
+{
+    accio_uncore_tx_resume(s->model);
 }
 
 static void accio_uncore_reset_hold(DeviceState *dev)

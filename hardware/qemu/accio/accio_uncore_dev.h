@@ -31,5 +31,7 @@ struct AccioUncoreState {
 bool accio_uncore_offer(AccioUncoreState *s, const uint8_t *frame, size_t len);
 void accio_uncore_link_changed(AccioUncoreState *s, bool up);
 void accio_uncore_set_station(AccioUncoreState *s, const uint8_t mac[6]);
+/* The NIC took the engine's frames out: room for more. */
+void accio_uncore_tx_space(AccioUncoreState *s);
 
 #endif /* HW_ACCIO_UNCORE_DEV_H */

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+/*
+ * udp_sink: UDP throughput on plain POSIX sockets (run it as it is, or with
+ * LD_PRELOAD=/usr/lib/libaccio.so).
+ *
+ * usage: udp_sink [-p PORT] [-n COUNT] [-t IDLE_MS]           (receiver)
+ *        udp_sink -c HOST [-p PORT] [-n COUNT] [-s SIZE]       (sender)
+ *
+ * The receiver counts datagrams until COUNT arrived or nothing came for
+ * IDLE_MS; the sender sends COUNT datagrams of SIZE bytes as fast as send()
+ * takes them. Both print "datagrams=N bytes=B elapsed_us=T pps=P mbps=M".
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000ull + ts.tv_nsec / 1000;
+}
+
+static void report(long n, long long bytes, uint64_t us)
+{
+	if (!us)
+		us = 1;
+	printf("datagrams=%ld bytes=%lld elapsed_us=%llu pps=%.0f mbps=%.1f\n",
+	       n, bytes, (unsigned long long)us, n * 1e6 / us, bytes * 8.0 / us);
+}
+
+int main(int argc, char **argv)
+{
+	static char buf[65536];
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	const char *host = NULL;
+	int port = 7777, size = 1024, idle = 2000, opt, fd;
+	long count = 1000, n = 0;
+	long long bytes = 0;
+	uint64_t t0, t1;
+	ssize_t r;
+
+	while ((opt = getopt(argc, argv, "c:p:n:s:t:")) != -1) {
+		switch (opt) {
+		case 'c': host = optarg; break;
+		case 'p': port = atoi(optarg); break;
+		case 'n': count = atol(optarg); break;
+		case 's': size = atoi(optarg); break;
+		case 't': idle = atoi(optarg); break;
+		default:
+			fprintf(stderr, "usage: udp_sink [-c HOST] [-p PORT] "
+				"[-n COUNT] [-s SIZE] [-t IDLE_MS]\n");
+			return 2;
+		}
+	}
+	if (size < 0 || size > (int)sizeof(buf))
+		return 2;
+	sa.sin_port = htons(port);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (host) {
+		inet_pton(AF_INET, host, &sa.sin_addr);
+		if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			perror("udp_sink: connect");
+			return 1;
+		}
+		memset(buf, 0xa5, size);
+		t0 = now_us();
+		for (n = 0; n < count; n++) {
+			memcpy(buf, &n, sizeof(n));
+			if (send(fd, buf, size, 0) != size) {
+				perror("udp_sink: send");
+				return 1;
+			}
+			bytes += size;
+		}
+		report(n, bytes, now_us() - t0);
+		return 0;
+	}
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("udp_sink: bind");
+		return 1;
+	}
+	t0 = t1 = 0;
+	while (n < count) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, idle) <= 0)
+			break;
+		r = recv(fd, buf, sizeof(buf), 0);
+		if (r < 0)
+			break;
+		if (!n)
+			t0 = now_us();
+		t1 = now_us();
+		n++;
+		bytes += r;
+	}
+	report(n, bytes, t1 - t0);
+	return 0;
+}
