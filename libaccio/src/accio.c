@@ -361,8 +361,12 @@ static void conn_drop(int fd)
 	if (!c)
 		return;
 	if (print_stats) {
+		char line[384];
+		int len;
+
 		stats_fill(c, &st);
-		fprintf(stderr,
+		/* one write, so that lines of concurrent processes stay whole */
+		len = snprintf(line, sizeof(line),
 			"accio: fd=%d row=%u rx_pkts=%llu tx_pkts=%llu rx_drops=%llu "
 			"rx_ring=%llu tx_ring=%llu tx_mmio=%llu rx_kernel=%llu "
 			"tx_kernel=%llu waits=%llu prot_faults=%llu\n",
@@ -376,6 +380,8 @@ static void conn_drop(int fd)
 			(unsigned long long)st.tx_kernel,
 			(unsigned long long)st.waits,
 			(unsigned long long)st.prot_faults);
+		if (len > 0)
+			syscall(SYS_write, 2, line, (size_t)len);
 	}
 	conn_unmap(c);
 	free(c);

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+/*
+ * udp_pingpong: UDP round trips to an echo server on plain POSIX sockets,
+ * with a latency histogram and the client processing time of the Accio
+ * paper (section 8.1): RTT_sw - RTT_hw, where RTT_sw is measured by the
+ * program and RTT_hw between the NIC's hardware timestamps of the request
+ * leaving and the reply arriving. Run it as it is (Linux sockets) or with
+ * LD_PRELOAD=/usr/lib/libaccio.so.
+ *
+ * usage: udp_pingpong [-s HOST] [-p PORT] [-m SIZE] [-n COUNT] [-w WARMUP]
+ *                     [-q]
+ *
+ * Every reply is checked against the request. Prints key=value lines:
+ * RTT percentiles, a log2 histogram (hist_us_LO=N), hardware RTT and
+ * processing time where the NIC timestamps are available (the transmit
+ * timestamp comes from the kernel's error queue, so only on Linux
+ * sockets), and the CPU time of the guest from /proc/stat.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/net_tstamp.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SCM_TIMESTAMPING
+#define SCM_TIMESTAMPING SO_TIMESTAMPING
+#endif
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Hardware timestamp of a message, 0 if none. */
+static uint64_t hw_stamp(struct msghdr *m)
+{
+	struct cmsghdr *c;
+	struct timespec ts[3];
+
+	for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPING) {
+			memcpy(ts, CMSG_DATA(c), sizeof(ts));
+			return ts[2].tv_sec * 1000000000ull + ts[2].tv_nsec;
+		}
+	}
+	return 0;
+}
+
+static void cpu_times(unsigned long long *busy, unsigned long long *total)
+{
+	unsigned long long v[10] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int i;
+
+	*busy = *total = 0;
+	if (!f)
+		return;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+		   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+		for (i = 0; i < 8; i++)
+			*total += v[i];
+		*busy = *total - v[3] - v[4];	/* minus idle and iowait */
+	}
+	fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+	static uint8_t tx[2048], rx[2048];
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	const char *host = "10.0.2.2";
+	int port = 7777, size = 64, warm = 10, quiet = 0, opt, fd, i, flags;
+	long count = 1000, hw_n = 0, bad = 0;
+	uint64_t *rtt, *proc, hw_sum = 0, t0, t1, start, hist[32] = { 0 };
+	unsigned long long b0, a0, b1, a1;
+	char ctl[256];
+
+	while ((opt = getopt(argc, argv, "s:p:m:n:w:q")) != -1) {
+		switch (opt) {
+		case 's': host = optarg; break;
+		case 'p': port = atoi(optarg); break;
+		case 'm': size = atoi(optarg); break;
+		case 'n': count = atol(optarg); break;
+		case 'w': warm = atoi(optarg); break;
+		case 'q': quiet = 1; break;
+		default:
+			fprintf(stderr, "usage: udp_pingpong [-s HOST] [-p PORT] "
+				"[-m SIZE] [-n COUNT] [-w WARMUP] [-q]\n");
+			return 2;
+		}
+	}
+	if (size < 8 || size > 1472 || count < 1)
+		return 2;
+	rtt = calloc(count, sizeof(*rtt));
+	proc = calloc(count, sizeof(*proc));
+	sa.sin_port = htons(port);
+	inet_pton(AF_INET, host, &sa.sin_addr);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("udp_pingpong: connect");
+		return 1;
+	}
+	flags = SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_TX_HARDWARE |
+		SOF_TIMESTAMPING_RAW_HARDWARE;
+	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags));
+	cpu_times(&b0, &a0);
+	start = now_ns();
+	for (i = -warm; i < count; i++) {
+		struct iovec iov = { rx, sizeof(rx) };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+				    .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+		uint64_t rx_hw, tx_hw = 0;
+		ssize_t n;
+
+		memset(tx, i & 0xff, size);
+		memcpy(tx, &i, sizeof(i));
+		t0 = now_ns();
+		if (send(fd, tx, size, 0) != size) {
+			perror("udp_pingpong: send");
+			return 1;
+		}
+		n = recvmsg(fd, &m, 0);
+		t1 = now_ns();
+		if (n != size || memcmp(tx, rx, size)) {
+			bad++;
+			continue;
+		}
+		rx_hw = hw_stamp(&m);
+		/* the request's transmit timestamp, where the kernel has one */
+		memset(&m, 0, sizeof(m));
+		m.msg_control = ctl;
+		m.msg_controllen = sizeof(ctl);
+		if (rx_hw && recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) >= 0)
+			tx_hw = hw_stamp(&m);
+		if (i < 0)
+			continue;
+		rtt[i] = t1 - t0;
+		if (rx_hw && tx_hw && rx_hw > tx_hw && rtt[i] > rx_hw - tx_hw) {
+			proc[hw_n++] = rtt[i] - (rx_hw - tx_hw);
+			hw_sum += rx_hw - tx_hw;
+		}
+	}
+	t1 = now_ns();
+	cpu_times(&b1, &a1);
+	for (i = 0; i < count; i++) {
+		int b = 0;
+		uint64_t us = rtt[i] / 1000;
+
+		while (us > 1 && b < 31) {
+			us >>= 1;
+			b++;
+		}
+		hist[b]++;
+	}
+	qsort(rtt, count, sizeof(*rtt), cmp);
+	printf("size=%d datagrams=%ld bad=%ld\n", size, count, bad);
+	printf("rtt_p50_us=%.1f\nrtt_p90_us=%.1f\nrtt_p99_us=%.1f\nrtt_max_us=%.1f\n",
+	       rtt[count / 2] / 1e3, rtt[count * 9 / 10] / 1e3,
+	       rtt[count * 99 / 100] / 1e3, rtt[count - 1] / 1e3);
+	if (!quiet)
+		for (i = 0; i < 32; i++)
+			if (hist[i])
+				printf("hist_us_%u=%llu\n", i ? 1u << i : 0,
+				       (unsigned long long)hist[i]);
+	if (hw_n) {
+		qsort(proc, hw_n, sizeof(*proc), cmp);
+		printf("rtt_hw_avg_us=%.1f\nproc_p50_us=%.1f\nproc_p99_us=%.1f\n",
+		       hw_sum / 1e3 / hw_n, proc[hw_n / 2] / 1e3,
+		       proc[hw_n * 99 / 100] / 1e3);
+	} else {
+		printf("rtt_hw_avg_us=n/a\n");
+	}
+	printf("elapsed_us=%llu\ncpu_busy_pct=%.1f\n",
+	       (unsigned long long)(t1 - start) / 1000,
+	       a1 > a0 ? 100.0 * (b1 - b0) / (a1 - a0) : 0.0);
+	return bad ? 1 : 0;
+}
