@@ -32,7 +32,9 @@ class Bench(val dut: AccioUncore, val mem: SysMem = new SysMem) {
   val verdicts = mutable.Queue[Boolean]()
   var recordCycles = mutable.ArrayBuffer[Long]() // cycles at which RX_WPTR moved
   var txFirstBeat = mutable.ArrayBuffer[Long]() // cycles of each frame's first TX beat
-  var axiErrorAt: BigInt => Boolean = _ => false // inject error responses for these addresses
+  var axiErrorAt: BigInt => Boolean = _ => false
+  var lastRxBeat: Long = -1 // cycle of the latest RX beat handshake
+  var lastMmioWrite: Long = -1 // cycle the latest MMIO write was accepted // inject error responses for these addresses
 
   // DMA slave state
   private case class Burst(addr: BigInt, beats: Int)
@@ -143,7 +145,7 @@ class Bench(val dut: AccioUncore, val mem: SysMem = new SysMem) {
       if (rBeat == arQ.head.beats) { arQ.dequeue(); rBeat = 0 }
     }
     if (bFire) bQ.dequeue()
-    if (rxFire) rxBeats.dequeue()
+    if (rxFire) { rxBeats.dequeue(); lastRxBeat = cycle - 1 }
     aw.foreach(awQ.enqueue(_))
     ar.foreach(arQ.enqueue(_))
     w.foreach { case (d, strb, last) =>
@@ -209,6 +211,7 @@ class Bench(val dut: AccioUncore, val mem: SysMem = new SysMem) {
     m.w.bits.strb.poke((((1 << size) - 1) << lane).U)
     var n = 0
     while (!m.aw.ready.peek().litToBoolean) { step(); n += 1; if (n > 100000) throw new AssertionError("liveness: MMIO write not accepted") }
+    lastMmioWrite = cycle
     step()
     m.aw.valid.poke(false.B)
     m.w.valid.poke(false.B)
