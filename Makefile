@@ -14,7 +14,7 @@ PY := $(VENV)/bin/python
 ACCIO := python3 tools/accio.py
 DEMO_PORT ?= 7777
 
-.PHONY: all demo test test-model test-rtl test-system build bootstrap venv sources \
+.PHONY: all demo test test-model test-rtl rtl test-system build bootstrap venv sources \
 	qemu linux userspace image apps regmap regmap-check boot clean
 
 all: build
@@ -61,8 +61,11 @@ test: test-model test-rtl test-system
 test-model: venv regmap-check
 	$(PY) -m pytest -q tests/model
 
-test-rtl:
-	@echo "test-rtl: no RTL in the tree yet; nothing to test"
+test-rtl: bootstrap
+	$(MAKE) -C hardware/rtl test
+
+rtl: bootstrap
+	$(MAKE) -C hardware/rtl verilog
 
 test-system: build venv
 	$(PY) -m pytest -q tests/system

@@ -30,7 +30,7 @@ PKGS=(
 	libglib2.0-dev libpixman-1-dev libslirp-dev zlib1g-dev libfdt-dev
 	flex bison bc libssl-dev libelf-dev cpio xz-utils kmod rsync
 	device-tree-compiler linux-source-6.1 dpkg-dev fakeroot
-	verilator iproute2 opensbi python3-pip
+	verilator iproute2 opensbi python3-pip maven openjdk-17-jdk-headless
 )
 
 missing=()

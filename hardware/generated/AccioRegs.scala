@@ -8,6 +8,7 @@ object Nic {
   val ID_MAGIC: (Int, Int) = (0, 32)
   val ID_MAJOR: (Int, Int) = (32, 16)
   val ID_MINOR: (Int, Int) = (48, 16)
+  val ID_RESET: BigInt = BigInt("14143494f", 16)
   val CTRL: Int = 0x008
   val CTRL_ENABLE: (Int, Int) = (0, 1)
   val CTRL_LOOPBACK: (Int, Int) = (1, 1)
@@ -47,8 +48,10 @@ object Nic {
   val TIME: Int = 0x068
   val RX_BUF_LEN: Int = 0x070
   val RX_BUF_LEN_LEN: (Int, Int) = (0, 16)
+  val RX_BUF_LEN_RESET: BigInt = BigInt("800", 16)
   val QUEUE_DEPTH: Int = 0x078
   val QUEUE_DEPTH_DEPTH: (Int, Int) = (0, 16)
+  val QUEUE_DEPTH_RESET: BigInt = BigInt("40", 16)
   val RX_FRAMES: Int = 0x080
   val RX_BYTES: Int = 0x088
   val TX_FRAMES: Int = 0x090
@@ -75,10 +78,12 @@ object Uncore {
   val ID_MAGIC: (Int, Int) = (0, 32)
   val ID_MAJOR: (Int, Int) = (32, 16)
   val ID_MINOR: (Int, Int) = (48, 16)
+  val ID_RESET: BigInt = BigInt("141435455", 16)
   val CONFIG: Int = 0x008
   val CONFIG_ROWS: (Int, Int) = (0, 16)
   val CONFIG_HARTS: (Int, Int) = (16, 8)
   val CONFIG_QDEPTH: (Int, Int) = (32, 16)
+  val CONFIG_RESET: BigInt = BigInt("8000040040", 16)
   val CTRL: Int = 0x010
   val CTRL_ENABLE: (Int, Int) = (0, 1)
   val CTRL_MISS_EVENTS: (Int, Int) = (1, 1)
@@ -136,6 +141,7 @@ object Uncore {
     val LOCAL_IP: (Int, Int) = (0, 32)
     val LOCAL_PORT: (Int, Int) = (32, 16)
     val LOCAL_PROTO: (Int, Int) = (48, 8)
+    val LOCAL_RESET: BigInt = BigInt("11000000000000", 16)
     val REMOTE: Int = 0x010
     val REMOTE_IP: (Int, Int) = (0, 32)
     val REMOTE_PORT: (Int, Int) = (32, 16)
@@ -167,5 +173,6 @@ object Uncore {
     val MMIO_TX_NEXT: Int = 0x0b8
     val MMIO_TX_ERRORS: Int = 0x0c0
     val MMIO_TX: Int = 0x800
+    val MMIO_TX_COUNT: Int = 256
   }
 }

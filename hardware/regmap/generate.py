@@ -140,10 +140,15 @@ def scala_regs(regs, ind):
     out = []
     for name, off, r in regs:
         out.append(f"{ind}val {name}: Int = 0x{off:03x}")
+        if r.is_array:
+            out.append(f"{ind}val {name}_COUNT: Int = {r.array_dimensions[0]}")
         for f in r.fields():
             if f.width == r.size * 8:
                 continue
             out.append(f"{ind}val {name}_{f.inst_name}: (Int, Int) = ({f.lsb}, {f.width})")
+        reset = sum((f.get_property("reset") or 0) << f.lsb for f in r.fields())
+        if reset:
+            out.append(f"{ind}val {name}_RESET: BigInt = BigInt(\"{reset:x}\", 16)")
     return out
 
 

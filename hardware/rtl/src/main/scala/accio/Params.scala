@@ -1,0 +1,144 @@
+package accio
+
+import chisel3._
+import chisel3.util._
+import accio.regs.Uncore
+
+/** Sizes of one uncore instance. The register map describes 64 rows and 4 harts. */
+case class UncoreParams(rows: Int = 64, harts: Int = 4) {
+  require(rows >= 1 && rows <= 4096 && isPow2(rows), "rows: a power of two up to 4096")
+  require(harts >= 1 && harts <= 64)
+  val qdepth: Int = 2 * rows
+  val rowBits: Int = log2Ceil(rows) max 1
+  val hartBits: Int = log2Ceil(harts) max 1
+  /** Registers kept per row: offsets 0x00..0xf8 of the row page. */
+  val regsPerRow: Int = 32
+  val regIdxBits: Int = rowBits + log2Ceil(regsPerRow)
+  /** MMIO offsets relative to the uncore base: global page plus one page per row, plus a page beyond. */
+  val addrBits: Int = 32
+}
+
+/** Fixed numbers shared by the model and the RTL (accio_uncore.h). */
+object Consts {
+  val Poison: BigInt = BigInt("badacce55badacce", 16)
+  val RxHdr = 16
+  val TxHdr = 8
+  val MaxPayload = 1472
+  val WinBytes: Int = Uncore.Row.MMIO_TX_COUNT * 8
+  /** Receive frame buffer: frames longer than this are dropped by the engine. */
+  val FrameBufBytes = 2048
+
+  // event types (EVQ_POP.TYPE)
+  val EvLinkUp = 1
+  val EvLinkDown = 2
+  val EvProtection = 3
+  val EvRxRingFull = 4
+  val EvTxRingError = 5
+  val EvIctMiss = 6
+  val EvDoorbellDisabled = 7
+  val EvRowRange = 8
+  val EvMmioTxError = 9
+}
+
+/** Field helpers over the generated (lsb, width) pairs. */
+object F {
+  def apply(v: UInt, f: (Int, Int)): UInt = v(f._1 + f._2 - 1, f._1)
+  def mask(f: (Int, Int)): BigInt = ((BigInt(1) << f._2) - 1) << f._1
+  def maskU(fs: (Int, Int)*): UInt = fs.map(mask).reduce(_ | _).U(64.W)
+  def reg(off: Int): Int = off / 8
+}
+
+/** An entry of the control event queue. */
+class Event extends Bundle {
+  val typ = UInt(8.W)
+  val row = UInt(16.W)
+  val info = UInt(32.W)
+}
+object Event {
+  def apply(typ: Int, row: UInt, info: UInt): Event = {
+    val e = Wire(new Event)
+    e.typ := typ.U
+    e.row := row
+    e.info := info
+    e
+  }
+  def word(e: Event): UInt =
+    Cat(0.U(1.W), e.info(30, 0), e.row, 0.U(8.W), e.typ)
+}
+
+/** A request to queue a row on its hart's ready queue (the model's make_ready). */
+class ReadyReq(p: UncoreParams) extends Bundle {
+  val row = UInt(16.W)
+  val tx = Bool()
+  val state = UInt(64.W) // the row's STATE before the suspend bit was cleared
+}
+
+/** Row register file operations; the response is the old value. */
+object RegOp {
+  val Rd = 0.U(2.W)
+  val Wr = 1.U(2.W)
+  val Add = 2.U(2.W)
+  val AndNot = 3.U(2.W)
+}
+class RegReq(p: UncoreParams) extends Bundle {
+  val row = UInt(p.rowBits.W)
+  val reg = UInt(5.W) // register offset / 8
+  val op = UInt(2.W)
+  val data = UInt(64.W)
+}
+
+/** Client side of the row register file: request, and the old value in the cycle it fires. */
+class RegPort(p: UncoreParams) extends Bundle {
+  val req = Decoupled(new RegReq(p))
+  val resp = Input(UInt(64.W))
+}
+
+/** Row fields the engines read every cycle (kept in flops next to the register RAM). */
+class RowShadow extends Bundle {
+  val state = UInt(24.W)
+  val local = UInt(56.W)
+  val remote = UInt(48.W)
+  val asid = UInt(16.W)
+  val asidWide = Bool() // OWNER_ASID holds a value no ASID can equal
+  def ownedBy(a: UInt): Bool = state(0) && !asidWide && asid === a
+  def enabled: Bool = state(0)
+  def live: Bool = state(0) && state(1)
+  def lip: UInt = F(local, Uncore.Row.LOCAL_IP)
+  def lport: UInt = F(local, Uncore.Row.LOCAL_PORT)
+  def proto: UInt = F(local, Uncore.Row.LOCAL_PROTO)
+  def rip: UInt = F(remote, Uncore.Row.REMOTE_IP)
+  def rport: UInt = F(remote, Uncore.Row.REMOTE_PORT)
+}
+
+/** Global counter increments, one pulse per event. */
+class CounterIncs extends Bundle {
+  val ictMiss = Bool()
+  val protViolation = Bool()
+  val rxMalformed = Bool()
+  val badDoorbell = Bool()
+  val rxFragment = Bool()
+  val rxDelivered = Bool()
+  val txSent = Bool()
+}
+object CounterIncs {
+  def none: CounterIncs = 0.U.asTypeOf(new CounterIncs)
+}
+
+/** Small arithmetic helpers. */
+object Csum {
+  /** One's-complement fold of a wide sum to 16 bits (the model's csum_fold without the inversion). */
+  def fold(s: UInt): UInt = {
+    val a = s(15, 0) +& (s >> 16)
+    val b = a(15, 0) +& (a >> 16)
+    val c = b(15, 0) +& (b >> 16)
+    c(15, 0)
+  }
+  /** The sum of the big-endian 16-bit words of a little-endian 64-bit beat whose byte i sits at an
+    * even frame offset when i is even; bytes with en(i) low count as zero. */
+  def beat(data: UInt, en: Seq[Bool]): UInt = {
+    val bytes = (0 until 8).map(i => Mux(en(i), data(8 * i + 7, 8 * i), 0.U(8.W)))
+    (0 until 4).map(i => Cat(bytes(2 * i), bytes(2 * i + 1))).map(_.pad(19)).reduce(_ +& _)
+  }
+  def ringSizeOk(size: UInt): Bool =
+    size >= 256.U && size <= (16 << 20).U && PopCount(size) === 1.U
+}

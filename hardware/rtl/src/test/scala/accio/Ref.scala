@@ -1,0 +1,31 @@
+package accio
+
+/** Reference frames for the tests, built independently of the RTL: Ethernet + IPv4 + UDP. */
+object Ref {
+  def be16(v: Int): Seq[Byte] = Seq(((v >> 8) & 0xff).toByte, (v & 0xff).toByte)
+  def be32(v: Long): Seq[Byte] = Seq(24, 16, 8, 0).map(s => ((v >> s) & 0xff).toByte)
+  def sum(bytes: Seq[Byte]): Long =
+    bytes.grouped(2).map(p => ((p(0) & 0xff) << 8) | (if (p.length > 1) p(1) & 0xff else 0)).map(_.toLong).sum
+  def fold(s0: Long): Int = { var s = s0; while ((s >> 16) != 0) s = (s & 0xffff) + (s >> 16); s.toInt }
+  def macBytes(m: BigInt): Seq[Byte] = (0 until 6).map(i => ((m >> (8 * i)) & 0xff).toByte)
+
+  /** A datagram as the engine transmits it (identification `id`, DF, TTL 64). */
+  def udpFrame(dmac: BigInt, smac: BigInt, sip: Long, sport: Int, dip: Long, dport: Int, id: Int,
+    payload: Seq[Byte]): Array[Byte] = {
+    val ulen = 8 + payload.length
+    val ipNoCsum = Seq[Byte](0x45, 0) ++ be16(20 + ulen) ++ be16(id) ++ Seq[Byte](0x40, 0, 64, 17, 0, 0) ++
+      be32(sip) ++ be32(dip)
+    val ipc = ~fold(sum(ipNoCsum)) & 0xffff
+    val ip = ipNoCsum.take(10) ++ be16(ipc) ++ ipNoCsum.drop(12)
+    val pseudo = be32(sip) ++ be32(dip) ++ Seq[Byte](0, 17) ++ be16(ulen)
+    val udpNoCsum = be16(sport) ++ be16(dport) ++ be16(ulen) ++ Seq[Byte](0, 0) ++ payload
+    val uc0 = ~fold(sum(pseudo) + sum(udpNoCsum)) & 0xffff
+    val uc = if (uc0 == 0) 0xffff else uc0
+    val udp = udpNoCsum.take(6) ++ be16(uc) ++ payload
+    (macBytes(dmac) ++ macBytes(smac) ++ Seq[Byte](0x08, 0x00) ++ ip ++ udp).toArray
+  }
+
+  /** A received datagram: a frame as a peer sends it to the station (identification 0). */
+  def rxFrame(smac: BigInt, dmac: BigInt, sip: Long, sport: Int, dip: Long, dport: Int, payload: Seq[Byte]): Array[Byte] =
+    udpFrame(dmac, smac, sip, sport, dip, dport, 0, payload)
+}
