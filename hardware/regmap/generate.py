@@ -180,7 +180,17 @@ def generate(outdir):
     peakrdl(["c-header", *srcs, "-t", "accio_soc", "-x", "-o", os.path.join(outdir, "accio_regs.h")])
     peakrdl(["c-header", *srcs, "-t", "accio_soc", "-x", "--linux-kernel",
              "-o", os.path.join(outdir, "accio_regs_kernel.h")])
-    peakrdl(["markdown", *srcs, "-t", "accio_soc", "-o", os.path.join(outdir, "accio_regs.md")])
+    # Documentation per block: the SoC map, the NIC, the uncore's global page
+    # and one ICT row (the 64 rows are identical; expanding them all would
+    # repeat the same tables 64 times).
+    parts = []
+    for block in ("accio_soc", "accio_nic", "accio_uncore_global", "accio_ict_row"):
+        part = os.path.join(outdir, f".accio_regs_{block}.md")
+        peakrdl(["markdown", *srcs, "-t", block, "-o", part, "--depth", "1"]
+                if block == "accio_soc" else ["markdown", *srcs, "-t", block, "-o", part])
+        parts.append(open(part).read())
+        os.unlink(part)
+    open(os.path.join(outdir, "accio_regs.md"), "w").write("\n".join(parts))
     gen_offsets(top, os.path.join(outdir, "accio_offsets.h"))
     gen_python(top, os.path.join(outdir, "accio_regs.py"))
     gen_scala(top, os.path.join(outdir, "AccioRegs.scala"))
