@@ -360,6 +360,16 @@ static void conn_drop(int fd)
 	fd_nonblock[fd] = 0;
 	if (!c)
 		return;
+	/*
+	 * Datagrams already queued are sent, as with a kernel socket: wait
+	 * (bounded) until the engine has taken the whole TX ring.
+	 */
+	if (c->tx_wptr != c->regs[ACCIO_ROW_TX_RPTR / 8]) {
+		struct accio_wait w = { .dir = ACCIO_WAIT_TX,
+					.need = c->tx_bytes, .timeout_ms = 1000 };
+
+		syscall(SYS_ioctl, c->rowfd, ACCIO_IOC_WAIT, &w);
+	}
 	if (print_stats) {
 		char line[384];
 		int len;
