@@ -8,6 +8,8 @@
  *        accio_selftest hold PORT
  *        accio_selftest isolate HOST PORT
  *        accio_selftest zc HOST PORT COUNT
+ *        accio_selftest killtx HOST PORT COUNT
+ *        accio_selftest asid HOST PORT FORKS
  *
  * errors   every bad-input case of SIOCACCIO, the row fd and the zero-copy
  *          API gets its documented errno
@@ -18,6 +20,13 @@
  *          socket again, and its forged stores to the row page (through
  *          /dev/mem) are refused by the ASID check; then echo through it
  * zc       echo COUNT datagrams through the zero-copy API
+ * killtx   a child queues COUNT datagrams in its TX ring without ringing
+ *          the doorbell and is killed with SIGKILL; the kernel sends them
+ *          when it frees the row (the peer counts them)
+ * asid     accelerate a socket, then let a child fork FORKS short-lived
+ *          processes (enough to wrap the ASID space) while this process
+ *          sleeps; the row's owner ASID follows this process's new ASID
+ *          and the fast path keeps working
  *
  * Output is "key=value" / "ok NAME" / "FAIL NAME ..." lines; exit status 0
  * when everything held.
@@ -34,6 +43,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -342,6 +352,120 @@ static int zc(const char *host, int port, int count)
 	return st.rx_pkts == (uint64_t)count && st.tx_pkts == (uint64_t)count ? 0 : 1;
 }
 
+static int killtx(const char *host, int port, int count)
+{
+	volatile uint64_t *regs;
+	struct accio_accel a;
+	uint8_t *tx;
+	uint64_t wptr;
+	int fd, i, st;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		fd = udp_connected(host, port);
+		if (accel_raw(fd, &a) < 0) {
+			perror("SIOCACCIO");
+			_exit(1);
+		}
+		regs = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, a.fd, 0);
+		tx = mmap(NULL, a.tx_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+			  a.fd, a.tx_offset);
+		if (regs == MAP_FAILED || tx == MAP_FAILED) {
+			perror("mmap");
+			_exit(1);
+		}
+		wptr = regs[ACCIO_ROW_TX_WPTR / 8];
+		for (i = 0; i < count; i++) {
+			/* header: length, then 0 port/IP = the connected peer */
+			uint8_t *rec = tx + (wptr & (a.tx_bytes - 1));
+
+			if ((wptr & (a.tx_bytes - 1)) + 8 + 64 > a.tx_bytes)
+				break;	/* keep the test's records unwrapped */
+			memset(rec, 0, 8);
+			rec[0] = 64;
+			snprintf((char *)rec + 8, 64, "killtx datagram %d", i);
+			wptr += 8 + 64;
+		}
+		__sync_synchronize();
+		regs[ACCIO_ROW_TX_WPTR / 8] = wptr;	/* published, no doorbell */
+		printf("queued=%d tx_pkts_before_kill=%llu\n", i,
+		       (unsigned long long)regs[ACCIO_ROW_TX_PKTS / 8]);
+		fflush(stdout);
+		kill(getpid(), SIGKILL);
+		_exit(3);
+	}
+	waitpid(pid, &st, 0);
+	printf("child_killed=%d\n", WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	return WIFSIGNALED(st) ? 0 : 1;
+}
+
+static int echo_once(int fd, int seq)
+{
+	char tx[200], rx[200];
+	ssize_t n;
+
+	memset(tx, seq, sizeof(tx));
+	snprintf(tx, sizeof(tx), "asid check %d", seq);
+	if (send(fd, tx, sizeof(tx), 0) != sizeof(tx))
+		return 0;
+	n = recv(fd, rx, sizeof(rx), 0);
+	return n == sizeof(tx) && !memcmp(tx, rx, n);
+}
+
+static int asid(const char *host, int port, long forks)
+{
+	struct accio_stats st0, st1;
+	int fd, st, ok0, ok1, k, storm_ok = 0;
+	pid_t pid[2], c;
+	long i;
+
+	fd = udp_connected(host, port);
+	if (accio_accelerate(fd) < 0) {
+		perror("accelerate");
+		return 1;
+	}
+	ok0 = echo_once(fd, 1);
+	accio_stats(fd, &st0);
+	/*
+	 * Every new address space takes an ASID: two forkers (one per host
+	 * core QEMU is likely to get) use them all up.
+	 */
+	for (k = 0; k < 2; k++) {
+		pid[k] = fork();
+		if (pid[k] == 0) {
+			/* children are reaped by the kernel; 64 at a time alive */
+			for (i = 0; i < forks / 2; i++) {
+				c = fork();
+				if (c == 0)
+					_exit(0);
+				if (c < 0)
+					_exit(1);
+				if (i % 64 == 63)
+					while (waitpid(-1, NULL, 0) > 0)
+						;
+			}
+			while (waitpid(-1, NULL, 0) > 0)
+				;
+			_exit(0);
+		}
+	}
+	/* sleeping: this address space is not active during the rollover */
+	for (k = 0; k < 2; k++) {
+		waitpid(pid[k], &st, 0);
+		storm_ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	}
+	ok1 = echo_once(fd, 2);
+	accio_stats(fd, &st1);
+	printf("forks=%ld storm_ok=%d asid_before=%u asid_after=%u echo_before=%d "
+	       "echo_after=%d rx_ring=%llu tx_ring=%llu prot_faults=%llu\n",
+	       forks, storm_ok == 2, st0.owner_asid,
+	       st1.owner_asid, ok0, ok1, (unsigned long long)st1.rx_ring,
+	       (unsigned long long)st1.tx_ring,
+	       (unsigned long long)st1.prot_faults);
+	return ok0 && ok1 && !st1.prot_faults ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -355,7 +479,12 @@ int main(int argc, char **argv)
 		return isolate(argv[2], atoi(argv[3]));
 	if (argc == 5 && !strcmp(argv[1], "zc"))
 		return zc(argv[2], atoi(argv[3]), atoi(argv[4]));
+	if (argc == 5 && !strcmp(argv[1], "killtx"))
+		return killtx(argv[2], atoi(argv[3]), atoi(argv[4]));
+	if (argc == 5 && !strcmp(argv[1], "asid"))
+		return asid(argv[2], atoi(argv[3]), atol(argv[4]));
 	fprintf(stderr, "usage: accio_selftest errors|rows N|hold PORT|"
-		"isolate HOST PORT|zc HOST PORT COUNT\n");
+		"isolate HOST PORT|zc HOST PORT COUNT|killtx HOST PORT COUNT|"
+		"asid HOST PORT FORKS\n");
 	return 2;
 }

@@ -15,6 +15,8 @@ Options for boot and run:
                     socket:PORT (QEMU connects to a raw-frame peer on
                     127.0.0.1:PORT), none (frames go nowhere)
   --host-echo PORT  run the host UDP echo server on 127.0.0.1:PORT meanwhile
+  --fwd-udp H:G     (user wire) datagrams to 127.0.0.1:H on the host reach
+                    the guest's UDP port G, from 10.0.2.2; repeatable
   --timeout S       give up after S seconds (run only; default 600)
   -v, --verbose     show the console as it boots
 
@@ -25,6 +27,7 @@ import argparse
 import os
 import re
 import shlex
+import socket
 import subprocess
 import sys
 import tempfile
@@ -66,7 +69,7 @@ def artefacts():
 
 
 def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
-                 interactive=False, cmdline_extra=""):
+                 interactive=False, cmdline_extra="", fwd_udp=()):
     a = artefacts()
     append = "console=ttyS0 " + ("" if interactive else "quiet loglevel=3 ")
     append += "accio.ip=10.0.2.15/24 accio.gw=10.0.2.2 " + cmdline_extra
@@ -82,8 +85,11 @@ def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
         # the virtual clock, so that equal runs execute equal instructions.
         cmd += ["-icount", f"shift={icount},sleep=off", "-seed", "1",
                 "-rtc", "base=2026-01-01T00:00:00,clock=vm"]
+    if fwd_udp and wire != "user":
+        raise AccioError("UDP forwarding needs the user wire")
     if wire == "user":
-        cmd += ["-nic", f"user,model=accio-nic,mac={GUEST_MAC}"]
+        fwd = "".join(f",hostfwd=udp:127.0.0.1:{h}-:{g}" for h, g in fwd_udp)
+        cmd += ["-nic", f"user,model=accio-nic,mac={GUEST_MAC}{fwd}"]
     elif wire.startswith("socket:"):
         port = int(wire.split(":", 1)[1])
         cmd += ["-netdev", f"socket,id=wire0,connect=127.0.0.1:{port}",
@@ -167,11 +173,21 @@ class HostEcho:
         self.close()
 
 
+def free_udp_port():
+    """A UDP port on 127.0.0.1 that is free now (for --fwd-udp)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def run(command, smp=4, mem="1G", icount=None, wire="user", timeout=600,
-        verbose=False, cmdline_extra="", qemu_extra=()):
-    """Boot the SoC, run a shell command in the guest, return a Result."""
+        verbose=False, cmdline_extra="", qemu_extra=(), fwd_udp=()):
+    """Boot the SoC, run a shell command in the guest, return a Result.
+
+    fwd_udp: (host port, guest port) pairs forwarded on the user wire."""
     script = initrd_with({"accio/script": (command + "\n").encode()})
-    cmd = qemu_cmdline(smp, mem, icount, wire, script, False, cmdline_extra)
+    cmd = qemu_cmdline(smp, mem, icount, wire, script, False, cmdline_extra,
+                       fwd_udp)
     cmd += list(qemu_extra)
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -226,6 +242,7 @@ def main(argv=None):
         p.add_argument("--icount", type=int, nargs="?", const=4, default=None)
         p.add_argument("--wire", default="user")
         p.add_argument("--host-echo", type=int, default=None, metavar="PORT")
+        p.add_argument("--fwd-udp", action="append", default=[], metavar="H:G")
         if name == "run":
             p.add_argument("--timeout", type=float, default=600)
             p.add_argument("-v", "--verbose", action="store_true")
@@ -235,15 +252,23 @@ def main(argv=None):
     if a.verb == "build":
         return subprocess.call(["make", "-C", ROOT, "build"])
 
+    try:
+        fwd = [tuple(int(x) for x in f.split(":")) for f in a.fwd_udp]
+        if any(len(f) != 2 for f in fwd):
+            raise ValueError
+    except ValueError:
+        ap.error("--fwd-udp takes HOSTPORT:GUESTPORT")
     echo = HostEcho(a.host_echo) if a.host_echo is not None else None
     try:
         if a.verb == "boot":
-            return boot(a.smp, a.mem, a.icount, a.wire)
+            return subprocess.call(qemu_cmdline(a.smp, a.mem, a.icount, a.wire,
+                                                None, True, "", fwd))
         command = a.command[1:] if a.command[:1] == ["--"] else a.command
         if not command:
             ap.error("run needs a command")
         text = command[0] if len(command) == 1 else shlex.join(command)
-        r = run(text, a.smp, a.mem, a.icount, a.wire, a.timeout, a.verbose)
+        r = run(text, a.smp, a.mem, a.icount, a.wire, a.timeout, a.verbose,
+                fwd_udp=fwd)
         sys.stdout.write(r.output)
         print(f"[accio] guest exit status {r.rc}, {r.wall_s:.1f} s wall", file=sys.stderr)
         return r.rc

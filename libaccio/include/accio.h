@@ -47,6 +47,7 @@ int accio_is_accelerated(int fd);
 
 struct accio_stats {
 	uint32_t row;			/* ICT row */
+	uint32_t owner_asid;		/* the row's owner ASID (hardware) */
 	uint64_t rx_pkts, rx_bytes, rx_drops;	/* row counters (hardware) */
 	uint64_t tx_pkts, tx_bytes, tx_errors;
 	uint64_t prot_faults;

@@ -57,7 +57,6 @@ struct conn {
 	uint16_t rport;
 	uint32_t row;
 	int kernel_pending;	/* the kernel socket may hold datagrams */
-	int tstamp;		/* SO_TIMESTAMPING flags set by the app */
 	uint8_t *zc_tx;		/* outstanding zero-copy TX buffer */
 	uint32_t zc_len;	/* its size */
 	uint32_t zc_rx;		/* bytes of the held zero-copy RX record */
@@ -71,6 +70,9 @@ static struct conn *conns[MAX_FDS];
 static int fd_nonblock[MAX_FDS];	/* O_NONBLOCK as the app set it */
 static char fd_udp[MAX_FDS];		/* a UDP/IPv4 socket */
 static char fd_tried[MAX_FDS];		/* acceleration attempted */
+static int fd_rcvtimeo[MAX_FDS];	/* SO_RCVTIMEO in ms, 0: none */
+static int fd_sndtimeo[MAX_FDS];	/* SO_SNDTIMEO in ms, 0: none */
+static int fd_tstamp[MAX_FDS];		/* SO_TIMESTAMPING flags */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int policy_all, policy_none = 1, spin_us, mmio_max, print_stats;
@@ -179,6 +181,7 @@ static void stats_fill(struct conn *c, struct accio_stats *st)
 {
 	*st = c->st;
 	st->row = c->row;
+	st->owner_asid = c->regs[ACCIO_ROW_OWNER_ASID / 8];
 	st->rx_pkts = c->regs[ACCIO_ROW_RX_PKTS / 8];
 	st->rx_bytes = c->regs[ACCIO_ROW_RX_BYTES / 8];
 	st->rx_drops = c->regs[ACCIO_ROW_RX_DROPS / 8];
@@ -357,7 +360,6 @@ static void conn_drop(int fd)
 	c = __atomic_exchange_n(&conns[fd], NULL, __ATOMIC_ACQ_REL);
 	fd_udp[fd] = 0;
 	fd_tried[fd] = 0;
-	fd_nonblock[fd] = 0;
 	if (!c)
 		return;
 	/*
@@ -469,15 +471,45 @@ static uint64_t now_us(void)
 	return ts.tv_sec * 1000000ull + ts.tv_nsec / 1000;
 }
 
-/* Sleep in the kernel until a side is ready; returns ACCIO_READY_* or -1. */
-static int conn_wait(struct conn *c, int dir, uint32_t need)
+/* The deadline (in now_us() time) of a blocking call, 0 for none. */
+static uint64_t deadline_of(int timeo_ms)
+{
+	return timeo_ms > 0 ? now_us() + timeo_ms * 1000ull : 0;
+}
+
+/*
+ * Sleep in the kernel until a side is ready or the deadline passes (the
+ * socket's SO_RCVTIMEO/SO_SNDTIMEO); returns ACCIO_READY_* or -1 (EAGAIN
+ * at the deadline, EINTR for a signal when a timeout is set, as Linux).
+ */
+static int conn_wait(struct conn *c, int dir, uint32_t need, uint64_t deadline)
 {
 	struct accio_wait w = { .dir = dir, .need = need, .timeout_ms = -1 };
+	uint64_t now;
 
+	if (deadline) {
+		now = now_us();
+		if (now >= deadline) {
+			errno = EAGAIN;
+			return -1;
+		}
+		w.timeout_ms = (deadline - now + 999) / 1000;
+	}
 	c->st.waits++;
 	if (syscall(SYS_ioctl, c->rowfd, ACCIO_IOC_WAIT, &w) < 0)
 		return -1;
 	return w.ready;
+}
+
+/* Buffers in the first page are never valid: EFAULT, as from the kernel. */
+static int bad_iov(const struct iovec *iov, int iovcnt)
+{
+	int i;
+
+	for (i = 0; i < iovcnt; i++)
+		if (iov[i].iov_len && (uintptr_t)iov[i].iov_base < 4096)
+			return 1;
+	return 0;
 }
 
 static int rx_empty(struct conn *c)
@@ -528,7 +560,7 @@ static void put_tstamp(struct conn *c, struct msghdr *msg, uint64_t hw)
 
 	if (!msg || !msg->msg_control)
 		return;
-	if (!(c->tstamp & SOF_TIMESTAMPING_RX_HARDWARE) ||
+	if (!(fd_tstamp[c->fd] & SOF_TIMESTAMPING_RX_HARDWARE) ||
 	    msg->msg_controllen < CMSG_SPACE(sizeof(ts))) {
 		msg->msg_controllen = 0;
 		return;
@@ -560,6 +592,15 @@ static ssize_t ring_recv(struct conn *c, struct rx_args *a)
 	memcpy(&sip, hdr + 4, 4);
 	memcpy(&ts, hdr + 8, 8);
 	ptr = c->rx_rptr + ACCIO_RX_HDR;
+	if (bad_iov(a->iov, a->iovcnt)) {
+		/* the kernel drops a datagram it cannot copy out, too */
+		if (!(a->flags & MSG_PEEK)) {
+			c->rx_rptr += PAD8(ACCIO_RX_HDR + len);
+			c->regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
+		}
+		errno = EFAULT;
+		return -1;
+	}
 	for (i = 0; i < a->iovcnt && done < len; i++) {
 		n = a->iov[i].iov_len < len - done ? a->iov[i].iov_len : len - done;
 		ring_read(c->rx, c->rx_bytes, ptr + done, a->iov[i].iov_base, n);
@@ -591,6 +632,7 @@ static ssize_t ring_recv(struct conn *c, struct rx_args *a)
 static ssize_t conn_recv(struct conn *c, struct rx_args *a)
 {
 	int nonblock = fd_nonblock[c->fd] || (a->flags & MSG_DONTWAIT);
+	uint64_t deadline = deadline_of(fd_rcvtimeo[c->fd]);
 	ssize_t n;
 	int ready;
 
@@ -628,7 +670,7 @@ static ssize_t conn_recv(struct conn *c, struct rx_args *a)
 				continue;
 		}
 		pthread_mutex_unlock(&c->rx_lock);
-		ready = conn_wait(c, ACCIO_WAIT_RX, 0);
+		ready = conn_wait(c, ACCIO_WAIT_RX, 0, deadline);
 		pthread_mutex_lock(&c->rx_lock);
 		if (ready < 0) {
 			n = -1;
@@ -679,6 +721,8 @@ static uint64_t tx_used(struct conn *c)
 /* Room for rec bytes in the TX ring, waiting if allowed. 0 or -1. */
 static int tx_room(struct conn *c, uint32_t rec, int nonblock)
 {
+	uint64_t deadline = deadline_of(fd_sndtimeo[c->fd]);
+
 	while (tx_used(c) + rec > c->tx_bytes) {
 		if (nonblock) {
 			errno = EAGAIN;
@@ -691,7 +735,7 @@ static int tx_room(struct conn *c, uint32_t rec, int nonblock)
 				;
 			continue;
 		}
-		if (conn_wait(c, ACCIO_WAIT_TX, rec) < 0)
+		if (conn_wait(c, ACCIO_WAIT_TX, rec, deadline) < 0)
 			return -1;
 	}
 	return 0;
@@ -763,6 +807,10 @@ static ssize_t conn_sendmsg(struct conn *c, const struct msghdr *m, int flags)
 	if (flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL) || m->msg_controllen ||
 	    len > ACCIO_MAX_PAYLOAD)
 		return kernel_send(c, m, flags);
+	if (bad_iov(m->msg_iov, m->msg_iovlen)) {
+		errno = EFAULT;
+		return -1;
+	}
 	if (to) {
 		if (m->msg_namelen < sizeof(*to) || to->sin_family != AF_INET)
 			return kernel_send(c, m, flags);
@@ -897,7 +945,7 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 			return -1;
 		}
 		pthread_mutex_unlock(&c->rx_lock);
-		ready = conn_wait(c, ACCIO_WAIT_RX, 0);
+		ready = conn_wait(c, ACCIO_WAIT_RX, 0, 0);
 		pthread_mutex_lock(&c->rx_lock);
 		if (ready < 0) {
 			pthread_mutex_unlock(&c->rx_lock);
@@ -960,6 +1008,9 @@ int socket(int domain, int type, int protocol)
 			     (protocol == 0 || protocol == IPPROTO_UDP);
 		fd_tried[fd] = 0;
 		fd_nonblock[fd] = !!(type & SOCK_NONBLOCK);
+		fd_rcvtimeo[fd] = 0;
+		fd_sndtimeo[fd] = 0;
+		fd_tstamp[fd] = 0;
 		conns[fd] = NULL;
 	}
 	return fd;
@@ -1083,6 +1134,10 @@ int close(int fd)
 	if (fd >= 0 && fd < MAX_FDS) {
 		pthread_mutex_lock(&table_lock);
 		conn_drop(fd);
+		fd_nonblock[fd] = 0;
+		fd_rcvtimeo[fd] = 0;
+		fd_sndtimeo[fd] = 0;
+		fd_tstamp[fd] = 0;
 		for (i = 0; i < nep_regs; i++) {
 			if (ep_regs[i].fd == fd || ep_regs[i].epfd == fd)
 				ep_regs[i--] = ep_regs[--nep_regs];
@@ -1094,12 +1149,24 @@ int close(int fd)
 
 int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
-	struct conn *c = conn_of(fd);
 	int r = syscall(SYS_setsockopt, fd, level, name, val, len);
+	const struct timeval *tv = val;
 
-	if (r == 0 && c && level == SOL_SOCKET && name == SO_TIMESTAMPING &&
-	    len >= sizeof(int))
-		c->tstamp = *(const int *)val;
+	if (r < 0 || fd < 0 || fd >= MAX_FDS || level != SOL_SOCKET)
+		return r;
+	if (name == SO_TIMESTAMPING && len >= sizeof(int))
+		fd_tstamp[fd] = *(const int *)val;
+	/* the kernel accepted it, so the value is well formed */
+	if ((name == SO_RCVTIMEO || name == SO_SNDTIMEO) && len >= sizeof(*tv)) {
+		long long ms = tv->tv_sec * 1000LL + (tv->tv_usec + 999) / 1000;
+
+		if (ms > INT32_MAX || tv->tv_sec < 0)
+			ms = 0;		/* negative or huge: no timeout */
+		if (name == SO_RCVTIMEO)
+			fd_rcvtimeo[fd] = ms;
+		else
+			fd_sndtimeo[fd] = ms;
+	}
 	return r;
 }
 
@@ -1127,6 +1194,21 @@ int ioctl(int fd, int req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
+	if (req == FIONREAD && conn_of(fd) && arg) {
+		/* the size of the next datagram, as for a UDP socket */
+		struct conn *c = conn_of(fd);
+		uint16_t len;
+
+		pthread_mutex_lock(&c->rx_lock);
+		if (!c->zc_rx && !rx_empty(c)) {
+			rmb_io();
+			ring_read(c->rx, c->rx_bytes, c->rx_rptr, &len, 2);
+			pthread_mutex_unlock(&c->rx_lock);
+			*(int *)arg = len;
+			return 0;
+		}
+		pthread_mutex_unlock(&c->rx_lock);
+	}
 	r = syscall(SYS_ioctl, fd, req, arg);
 	if (r == 0 && req == FIONBIO && fd >= 0 && fd < MAX_FDS)
 		fd_nonblock[fd] = !!*(int *)arg;

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sockcheck: what the POSIX UDP calls return, case by case, against an
+ * echo peer. A plain sockets program: run it as it is (Linux sockets) and
+ * with LD_PRELOAD=/usr/lib/libaccio.so; the two outputs must be equal.
+ *
+ * usage: sockcheck HOST PORT
+ *
+ * Each line is "NAME ret=R errno=E [details]": the return value, the errno
+ * name when the call failed, and what the call produced (flags, lengths,
+ * readiness, whether the data was right). Nothing in a line depends on
+ * timing: readiness is awaited with poll before every receive that expects
+ * data. Exit status 0 when the program ran to the end.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct sockaddr_in peer;
+static char buf[70000], out[70000];
+
+static const char *ename(int e)
+{
+	static char other[16];
+
+	switch (e) {
+	case EAGAIN: return "EAGAIN";
+	case EBADF: return "EBADF";
+	case EFAULT: return "EFAULT";
+	case EINVAL: return "EINVAL";
+	case EMSGSIZE: return "EMSGSIZE";
+	case EDESTADDRREQ: return "EDESTADDRREQ";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case ENOTCONN: return "ENOTCONN";
+	case EPIPE: return "EPIPE";
+	case EAFNOSUPPORT: return "EAFNOSUPPORT";
+	case EISCONN: return "EISCONN";
+	case ENOTSOCK: return "ENOTSOCK";
+	case EINTR: return "EINTR";
+	}
+	snprintf(other, sizeof(other), "E%d", e);
+	return other;
+}
+
+/* Print one case: NAME ret=R errno=E, then the details. */
+static void report(const char *name, long ret, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void report(const char *name, long ret, int err, const char *fmt, ...)
+{
+	char details[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(details, sizeof(details), fmt, ap);
+	va_end(ap);
+	printf("%s ret=%ld errno=%s%s%s\n", name, ret, ret < 0 ? ename(err) : "-",
+	       *details ? " " : "", details);
+}
+
+#define CASE(name, call, ...) do {					\
+	long r_;							\
+	errno = 0;							\
+	r_ = (long)(call);						\
+	report(name, r_, errno, __VA_ARGS__);				\
+} while (0)
+
+static void fill(char *p, size_t n, int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (char)(seed * 31 + i * 7 + (i >> 8));
+}
+
+/* Wait (bounded) until fd is readable; the answer is part of the output. */
+static int readable(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+static int udp_socket(void)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0) {
+		perror("socket");
+		exit(1);
+	}
+	return fd;
+}
+
+static void readiness(int fd, int ep, const char *tag)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLOUT };
+	struct timeval tv = { 0, 0 };
+	struct epoll_event ev;
+	fd_set rd, wr;
+	char name[64];
+	int r;
+
+	snprintf(name, sizeof(name), "poll-%s", tag);
+	r = poll(&p, 1, 0);
+	report(name, r, errno, "revents=%#x", p.revents);
+	FD_ZERO(&rd);
+	FD_ZERO(&wr);
+	FD_SET(fd, &rd);
+	FD_SET(fd, &wr);
+	snprintf(name, sizeof(name), "select-%s", tag);
+	r = select(fd + 1, &rd, &wr, NULL, &tv);
+	report(name, r, errno, "rd=%d wr=%d", FD_ISSET(fd, &rd), FD_ISSET(fd, &wr));
+	snprintf(name, sizeof(name), "epoll-%s", tag);
+	memset(&ev, 0, sizeof(ev));
+	r = epoll_wait(ep, &ev, 1, 0);
+	report(name, r, errno, "events=%#x data=%d", r == 1 ? ev.events : 0,
+	       r == 1 ? ev.data.fd : -1);
+}
+
+int main(int argc, char **argv)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct sockaddr_in from;
+	struct iovec iov[3];
+	struct msghdr m;
+	struct timeval tv;
+	struct timespec t0;
+	socklen_t fl;
+	int fd, fd2, ep, one = 1, zero = 0, n, avail;
+	long r;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: sockcheck HOST PORT\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	memset(&peer, 0, sizeof(peer));
+	peer.sin_family = AF_INET;
+	peer.sin_port = htons(atoi(argv[2]));
+	if (inet_pton(AF_INET, argv[1], &peer.sin_addr) != 1) {
+		fprintf(stderr, "sockcheck: bad address %s\n", argv[1]);
+		return 2;
+	}
+
+	fd = udp_socket();
+	ep = epoll_create1(0);
+	ev.data.fd = fd;
+	CASE("epoll-add-before-connect", epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev), "%s", "");
+	CASE("connect", connect(fd, (struct sockaddr *)&peer, sizeof(peer)), "%s", "");
+
+	/* nothing to read yet */
+	CASE("recv-dontwait-empty", recv(fd, buf, 100, MSG_DONTWAIT), "%s", "");
+	readiness(fd, ep, "empty");
+	CASE("fcntl-nonblock", fcntl(fd, F_SETFL, O_NONBLOCK), "%s", "");
+	CASE("read-nonblock-empty", read(fd, buf, 100), "%s", "");
+	CASE("recvfrom-nonblock-empty", recvfrom(fd, buf, 100, 0, NULL, NULL), "%s", "");
+	memset(&m, 0, sizeof(m));
+	iov[0].iov_base = buf;
+	iov[0].iov_len = 100;
+	m.msg_iov = iov;
+	m.msg_iovlen = 1;
+	CASE("recvmsg-nonblock-empty", recvmsg(fd, &m, 0), "%s", "");
+	CASE("fcntl-block", fcntl(fd, F_SETFL, 0), "%s", "");
+	CASE("fionbio-on", ioctl(fd, FIONBIO, &one), "%s", "");
+	CASE("recv-fionbio-empty", recv(fd, buf, 100, 0), "%s", "");
+	CASE("fionbio-off", ioctl(fd, FIONBIO, &zero), "%s", "");
+	CASE("errqueue-empty", recv(fd, buf, 100, MSG_ERRQUEUE), "%s", "");
+
+	/* a receive timeout ends a blocking recv with EAGAIN */
+	tv.tv_sec = 0;
+	tv.tv_usec = 200000;
+	CASE("so-rcvtimeo", setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), "%s", "");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	errno = 0;
+	r = recv(fd, buf, 100, 0);
+	report("recv-timeout", r, errno, "waited_150ms=%d", ms_since(&t0) >= 150);
+	tv.tv_usec = 0;
+	CASE("so-rcvtimeo-off", setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), "%s", "");
+
+	/* one datagram: readiness, peeking, truncation */
+	fill(out, 100, 1);
+	CASE("send-100", send(fd, out, 100, 0), "%s", "");
+	report("readable-100", 0, 0, "yes=%d", readable(fd, 3000));
+	avail = -1;
+	CASE("fionread", ioctl(fd, FIONREAD, &avail), "avail=%d", avail);
+	readiness(fd, ep, "data");
+	memset(buf, 0, 100);
+	r = recv(fd, buf, 50, MSG_PEEK);
+	report("peek-50", r, errno, "same=%d", r == 50 && !memcmp(buf, out, 50));
+	CASE("peek-trunc-10", recv(fd, buf, 10, MSG_PEEK | MSG_TRUNC), "%s", "");
+	memset(&m, 0, sizeof(m));
+	iov[0].iov_base = buf;
+	iov[0].iov_len = 10;
+	m.msg_iov = iov;
+	m.msg_iovlen = 1;
+	r = recvmsg(fd, &m, 0);
+	report("recvmsg-trunc", r, errno, "trunc=%d same=%d",
+	       !!(m.msg_flags & MSG_TRUNC), r == 10 && !memcmp(buf, out, 10));
+	CASE("recv-dontwait-after", recv(fd, buf, 100, MSG_DONTWAIT), "%s", "");
+
+	/* gather on send, scatter on receive, the source address */
+	fill(out, 300, 2);
+	iov[0].iov_base = out;
+	iov[0].iov_len = 100;
+	iov[1].iov_base = out + 100;
+	iov[1].iov_len = 0;
+	iov[2].iov_base = out + 100;
+	iov[2].iov_len = 200;
+	memset(&m, 0, sizeof(m));
+	m.msg_iov = iov;
+	m.msg_iovlen = 3;
+	CASE("sendmsg-gather", sendmsg(fd, &m, 0), "%s", "");
+	report("readable-gather", 0, 0, "yes=%d", readable(fd, 3000));
+	memset(buf, 0, 400);
+	iov[0].iov_base = buf;
+	iov[0].iov_len = 150;
+	iov[1].iov_base = buf + 150;
+	iov[1].iov_len = 200;
+	memset(&m, 0, sizeof(m));
+	memset(&from, 0, sizeof(from));
+	m.msg_iov = iov;
+	m.msg_iovlen = 2;
+	m.msg_name = &from;
+	m.msg_namelen = sizeof(from) + 4;
+	r = recvmsg(fd, &m, 0);
+	report("recvmsg-scatter", r, errno, "same=%d namelen=%u from_peer=%d flags=%#x",
+	       r == 300 && !memcmp(buf, out, 300), m.msg_namelen,
+	       from.sin_port == peer.sin_port &&
+	       from.sin_addr.s_addr == peer.sin_addr.s_addr, m.msg_flags);
+
+	/* a short address buffer: truncated, the full length reported */
+	CASE("send-20", send(fd, out, 20, 0), "%s", "");
+	report("readable-20", 0, 0, "yes=%d", readable(fd, 3000));
+	memset(&from, 0xee, sizeof(from));
+	fl = 4;
+	r = recvfrom(fd, buf, 100, 0, (struct sockaddr *)&from, &fl);
+	report("recvfrom-short-addr", r, errno, "fromlen=%u family_ok=%d untouched=%d",
+	       fl, from.sin_family == AF_INET,
+	       ((unsigned char *)&from)[4] == 0xee);
+
+	/* a zero-length read consumes the datagram */
+	CASE("send-30", send(fd, out, 30, 0), "%s", "");
+	report("readable-30", 0, 0, "yes=%d", readable(fd, 3000));
+	CASE("recv-len0", recv(fd, buf, 0, 0), "%s", "");
+	CASE("recv-after-len0", recv(fd, buf, 100, MSG_DONTWAIT), "%s", "");
+
+	/* a bad buffer: EFAULT, and the datagram is gone */
+	CASE("send-null", send(fd, NULL, 10, 0), "%s", "");
+	CASE("send-40", send(fd, out, 40, 0), "%s", "");
+	report("readable-40", 0, 0, "yes=%d", readable(fd, 3000));
+	CASE("recv-null", recv(fd, NULL, 40, 0), "%s", "");
+	CASE("recv-after-null", recv(fd, buf, 100, MSG_DONTWAIT), "%s", "");
+
+	/* larger than the engine's datagrams: the kernel fragments it */
+	fill(out, 2000, 3);
+	CASE("send-2000", send(fd, out, 2000, 0), "%s", "");
+	report("readable-2000", 0, 0, "yes=%d", readable(fd, 3000));
+	r = recv(fd, buf, sizeof(buf), 0);
+	report("recv-2000", r, errno, "same=%d", r == 2000 && !memcmp(buf, out, 2000));
+	CASE("send-70000", send(fd, out, 70000, 0), "%s", "");
+
+	/* sendto on a connected socket, and flags UDP does not have */
+	fill(out, 64, 4);
+	CASE("sendto-connected", sendto(fd, out, 64, 0, (struct sockaddr *)&peer,
+					sizeof(peer)), "%s", "");
+	report("readable-64", 0, 0, "yes=%d", readable(fd, 3000));
+	r = read(fd, buf, 100);
+	report("read-64", r, errno, "same=%d", r == 64 && !memcmp(buf, out, 64));
+	CASE("sendto-short-addr", sendto(fd, out, 64, 0, (struct sockaddr *)&peer, 8), "%s", "");
+	CASE("send-oob", send(fd, out, 64, MSG_OOB), "%s", "");
+
+	/* blocking receive: the reply arrives while the caller sleeps */
+	fill(out, 500, 5);
+	CASE("write-500", write(fd, out, 500), "%s", "");
+	r = recv(fd, buf, sizeof(buf), 0);
+	report("recv-blocking", r, errno, "same=%d", r == 500 && !memcmp(buf, out, 500));
+
+	/* an unconnected socket */
+	fd2 = udp_socket();
+	CASE("send-unconnected", send(fd2, out, 10, MSG_DONTWAIT), "%s", "");
+	CASE("sendto-unconnected", sendto(fd2, out, 10, 0, (struct sockaddr *)&peer,
+					  sizeof(peer)), "%s", "");
+	report("readable-unconnected", 0, 0, "yes=%d", readable(fd2, 3000));
+	fl = sizeof(from);
+	memset(&from, 0, sizeof(from));
+	r = recvfrom(fd2, buf, 100, 0, (struct sockaddr *)&from, &fl);
+	report("recvfrom-unconnected", r, errno, "fromlen=%u from_peer=%d same=%d", fl,
+	       from.sin_port == peer.sin_port &&
+	       from.sin_addr.s_addr == peer.sin_addr.s_addr,
+	       r == 10 && !memcmp(buf, out, 10));
+	CASE("close-unconnected", close(fd2), "%s", "");
+
+	n = 0;
+	fl = sizeof(n);
+	CASE("so-error", getsockopt(fd, SOL_SOCKET, SO_ERROR, &n, &fl), "value=%d", n);
+	CASE("close", close(fd), "%s", "");
+	CASE("send-closed", send(fd, out, 10, 0), "%s", "");
+	CASE("recv-closed", recv(fd, buf, 10, MSG_DONTWAIT), "%s", "");
+	CASE("close-again", close(fd), "%s", "");
+	close(ep);
+	printf("done\n");
+	return 0;
+}
