@@ -172,6 +172,7 @@ object Uncore {
     val PROT_FAULTS: Int = 0x0b0
     val MMIO_TX_NEXT: Int = 0x0b8
     val MMIO_TX_ERRORS: Int = 0x0c0
+    val TX_TSTAMP: Int = 0x0c8
     val MMIO_TX: Int = 0x800
     val MMIO_TX_COUNT: Int = 256
   }

@@ -691,6 +691,12 @@ typedef struct __attribute__ ((__packed__)) {
 #define ACCIO_ICT_ROW__MMIO_TX_ERRORS__VALUE_bw 64
 #define ACCIO_ICT_ROW__MMIO_TX_ERRORS__VALUE_reset 0x0
 
+// reg - accio_ict_row::TX_TSTAMP
+#define ACCIO_ICT_ROW__TX_TSTAMP__VALUE_bm 0xffffffffffffffff
+#define ACCIO_ICT_ROW__TX_TSTAMP__VALUE_bp 0
+#define ACCIO_ICT_ROW__TX_TSTAMP__VALUE_bw 64
+#define ACCIO_ICT_ROW__TX_TSTAMP__VALUE_reset 0x0
+
 // reg - accio_ict_row::MMIO_TX
 #define ACCIO_ICT_ROW__MMIO_TX__DATA_bm 0xffffffffffffffff
 #define ACCIO_ICT_ROW__MMIO_TX__DATA_bp 0
@@ -724,7 +730,8 @@ typedef struct __attribute__ ((__packed__)) {
     uint64_t PROT_FAULTS;
     uint64_t MMIO_TX_NEXT;
     uint64_t MMIO_TX_ERRORS;
-    uint8_t RESERVED_c8_7ff[0x738];
+    uint64_t TX_TSTAMP;
+    uint8_t RESERVED_d0_7ff[0x730];
     uint64_t MMIO_TX[256];
 } accio_ict_row_t;
 

@@ -365,10 +365,12 @@ bool accio_uncore_rx(struct accio_uncore *u, const uint8_t *f, size_t len)
 
 /*
  * Build Ethernet, IPv4 and UDP headers in front of the payload already at
- * frame + 42, fill in both checksums and transmit.
+ * frame + 42, fill in both checksums and transmit. Returns the wire time of
+ * the frame's first bit.
  */
-static void send_datagram(struct accio_uncore *u, unsigned int row, uint32_t dip,
-			  uint16_t dport, uint8_t *frame, size_t len)
+static uint64_t send_datagram(struct accio_uncore *u, unsigned int row,
+			      uint32_t dip, uint16_t dport, uint8_t *frame,
+			      size_t len)
 {
 	uint64_t l = *rreg(u, row, ACCIO_UNCORE_ROW_LOCAL);
 	uint64_t dmac = *rreg(u, row, ACCIO_UNCORE_ROW_DST_MAC);
@@ -397,7 +399,17 @@ static void send_datagram(struct accio_uncore *u, unsigned int row, uint32_t dip
 	put16(udp + 4, 8 + len);
 	put16(udp + 6, 0);
 	put16(udp + 6, udp_csum(sip, dip, udp, 8 + len) ?: 0xffff);
-	u->ops->transmit(u->opaque, frame, 14 + 20 + 8 + len);
+	return u->ops->transmit(u->opaque, frame, 14 + 20 + 8 + len);
+}
+
+/* Count a transmitted datagram; its wire time goes with the count. */
+static void count_tx(struct accio_uncore *u, unsigned int row, size_t len,
+		     uint64_t wire_ns)
+{
+	(*rreg(u, row, ACCIO_UNCORE_ROW_TX_PKTS))++;
+	*rreg(u, row, ACCIO_UNCORE_ROW_TX_TSTAMP) = wire_ns;
+	*rreg(u, row, ACCIO_UNCORE_ROW_TX_BYTES) += len;
+	u->tx_sent++;
 }
 
 /*
@@ -446,6 +458,7 @@ static void doorbell(struct accio_uncore *u, unsigned int row)
 		uint8_t hdr[ACCIO_TX_HDR];
 		uint32_t dip;
 		uint16_t dport, len;
+		uint64_t wire;
 		size_t rec;
 
 		if (u->ops->tx_ready && !u->ops->tx_ready(u->opaque)) {
@@ -461,12 +474,10 @@ static void doorbell(struct accio_uncore *u, unsigned int row)
 			goto bad;
 		if (ring_io(u, false, base, size, rptr + ACCIO_TX_HDR, udp + 8, len))
 			goto bad;
-		send_datagram(u, row, dip, dport, frame, len);
+		wire = send_datagram(u, row, dip, dport, frame, len);
 		rptr += rec;
 		*rreg(u, row, ACCIO_UNCORE_ROW_TX_RPTR) = rptr;
-		(*rreg(u, row, ACCIO_UNCORE_ROW_TX_PKTS))++;
-		*rreg(u, row, ACCIO_UNCORE_ROW_TX_BYTES) += len;
-		u->tx_sent++;
+		count_tx(u, row, len, wire);
 		sent = true;
 	}
 	goto done;
@@ -539,10 +550,7 @@ static void win_drain(struct accio_uncore *u, unsigned int row)
 			event(u, ACCIO_EV_MMIO_TX_ERROR, row, start);
 			continue;
 		}
-		send_datagram(u, row, dip, dport, frame, len);
-		(*rreg(u, row, ACCIO_UNCORE_ROW_TX_PKTS))++;
-		*rreg(u, row, ACCIO_UNCORE_ROW_TX_BYTES) += len;
-		u->tx_sent++;
+		count_tx(u, row, len, send_datagram(u, row, dip, dport, frame, len));
 	}
 }
 
@@ -794,6 +802,7 @@ void accio_uncore_store(struct accio_uncore *u, uint64_t off, uint64_t val,
 	case ACCIO_UNCORE_ROW_PROT_FAULTS:
 	case ACCIO_UNCORE_ROW_MMIO_TX_NEXT:
 	case ACCIO_UNCORE_ROW_MMIO_TX_ERRORS:
+	case ACCIO_UNCORE_ROW_TX_TSTAMP:
 		if (who->user)
 			refuse(u, row, r, who);
 		else

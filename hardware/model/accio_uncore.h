@@ -49,8 +49,14 @@ struct accio_uncore_ops {
 	/* DMA to and from system memory; 0 on success. */
 	int (*dma_read)(void *opaque, uint64_t addr, void *buf, size_t len);
 	int (*dma_write)(void *opaque, uint64_t addr, const void *buf, size_t len);
-	/* Hand a built frame to the NIC's wire. */
-	void (*transmit)(void *opaque, const uint8_t *frame, size_t len);
+	/*
+	 * Hand a built frame to the NIC's wire. Returns the time at which the
+	 * frame's first bit goes on the wire, in ns on the clock of now_ns()
+	 * (the frame may wait behind others, so it can be later than now).
+	 * The engine stores it in the row's TX_TSTAMP as it counts the frame
+	 * in TX_PKTS.
+	 */
+	uint64_t (*transmit)(void *opaque, const uint8_t *frame, size_t len);
 	/*
 	 * Optional: false while the NIC cannot take another frame. The engine
 	 * then leaves the rest of the ring in place (TX_RPTR stops) until

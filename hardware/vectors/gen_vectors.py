@@ -354,10 +354,16 @@ def v_tx_engine():
         ring += tx_record(pl)
     ring += tx_record(b"to another port", dport=9999, dip=ip("10.0.2.3"))
     v.mem(base, ring)
+    v.c("TX_TSTAMP: 0 before the first frame, readable by the owner")
+    v.r(row(2, "TX_TSTAMP"), 0, user=7)
     v.w(row(2, "TX_WPTR"), len(ring), user=7)
     v.c("nothing leaves before the doorbell")
     v.raw("notx")
+    # the vectors' wire is idle: a frame starts on the wire at the current time
+    now = 1000
+    v.raw(f"time {now}")
     v.w(row(2, "DOORBELL"), 1, user=7)
+    stamp = now
     ident = 0
     for pl in payloads[:2]:
         v.tx(udp_frame(LOCAL, 5000, PEER, 7000, pl, dmac=PEER_MAC, smac=STATION, ident=ident))
@@ -367,7 +373,19 @@ def v_tx_engine():
     v.raw("notx")
     v.r(row(2, "TX_RPTR"), len(ring))
     v.r(row(2, "TX_PKTS"), 3)
+    v.r(row(2, "TX_TSTAMP"), stamp, user=7)
     v.r(row(2, "TX_BYTES"), 1 + 63 + 15)
+    v.c("the clock moves on; the stamp stays until the next frame")
+    now = 123456789
+    v.raw(f"time {now}")
+    v.r(row(2, "TX_TSTAMP"), stamp, user=7)
+    v.c("software may not write TX_TSTAMP; the kernel may (it clears rows)")
+    v.w(row(2, "TX_TSTAMP"), 0, user=7)
+    v.r(row(2, "TX_TSTAMP"), stamp)
+    v.r(row(2, "PROT_FAULTS"), 1)
+    v.r(g("EVQ_POP"), event(EV_PROT, 2, ROWS[3]["TX_TSTAMP"][0] | 7 << 12))
+    v.w(row(2, "TX_TSTAMP"), 0x5555)
+    v.r(row(2, "TX_TSTAMP"), 0x5555, user=7)
     v.c("a 1000-byte datagram, then a full-size one that wraps around the ring end")
     mid = tx_record(payloads[3])
     v.mem(base + len(ring), mid)
@@ -377,15 +395,25 @@ def v_tx_engine():
     assert 0 < first < len(rec)
     v.w(row(2, "TX_WPTR"), start, user=7)
     v.w(row(2, "DOORBELL"), 1, user=7)
+    stamp = now
     v.tx(udp_frame(LOCAL, 5000, PEER, 7000, payloads[3], dmac=PEER_MAC, smac=STATION, ident=ident))
     ident += 1
+    v.r(row(2, "TX_PKTS"), 4, user=7)
+    v.r(row(2, "TX_TSTAMP"), stamp, user=7)
+    now = 0x1_0000_0007_0000  # above 32 bits
+    v.raw(f"time {now}")
     v.mem(base + start, rec[:first])
     v.mem(base, rec[first:])
     v.w(row(2, "TX_WPTR"), start + len(rec), user=7)
     v.w(row(2, "DOORBELL"), 1, user=7)
+    stamp = now
     v.tx(udp_frame(LOCAL, 5000, PEER, 7000, payloads[2], dmac=PEER_MAC, smac=STATION, ident=ident))
     ident += 1
+    v.r(row(2, "TX_PKTS"), 5, user=7)
+    v.r(row(2, "TX_TSTAMP"), stamp, user=7)
     end = start + len(rec)
+    now += 40
+    v.raw(f"time {now}")
     v.c("a record claiming 1473 bytes stops the engine; it stays in the ring")
     bad = struct.pack("<HHI", 1473, 0, 0)
     v.mem(base + (end % size), bad)
@@ -395,6 +423,8 @@ def v_tx_engine():
     v.r(row(2, "TX_RPTR"), end)
     v.r(row(2, "TX_ERRORS"), 1)
     v.r(g("EVQ_POP"), event(EV_TX_ERR, 2, end))
+    v.c("no frame left: the stamp is still the last frame's")
+    v.r(row(2, "TX_TSTAMP"), stamp, user=7)
     v.c("doorbells on a disabled row and beyond the last row are refused")
     v.w(row(2, "TX_WPTR"), end)
     v.w(row(4, "DOORBELL"), 1)
@@ -494,7 +524,13 @@ def v_mmio_tx():
     program_row(v, 1, LOCAL, 5000, PEER, 7000)
     win = row(1, "MMIO_TX")
     rng = random.Random(7)
-    rs = {"next": 0, "valid": [False] * WIN, "data": [0] * WIN, "ident": 0}
+    # "stamp": the vector time at which the latest frame left (the wire is idle)
+    rs = {"next": 0, "valid": [False] * WIN, "data": [0] * WIN, "ident": 0, "now": 0, "stamp": 0,
+          "sent": 0}
+
+    def clock(t):
+        rs["now"] = t
+        v.raw(f"time {t}")
 
     def release():
         # The rule: the earliest message leaves once all its bytes arrived.
@@ -513,6 +549,8 @@ def v_mmio_tx():
             v.tx(udp_frame(LOCAL, 5000, PEER, 7000, pl, dmac=PEER_MAC, smac=STATION,
                            ident=rs["ident"]))
             rs["ident"] += 1
+            rs["sent"] += 1
+            rs["stamp"] = rs["now"]
 
     def store(off, size, val):
         v.raw(f"store 0x{win + off % WIN:x} {size} 0x{val:x} user 7")
@@ -537,21 +575,35 @@ def v_mmio_tx():
             i += size
         return out
 
+    def stamp():
+        # TX_PKTS, TX_TSTAMP, TX_PKTS as the owner reads them
+        v.r(row(1, "TX_PKTS"), rs["sent"], user=7)
+        v.r(row(1, "TX_TSTAMP"), rs["stamp"], user=7)
+        v.r(row(1, "TX_PKTS"), rs["sent"], user=7)
+
     pending = []
     v.c("in order, 8-byte stores: the message leaves with its last store")
+    v.r(row(1, "TX_TSTAMP"), 0, user=7)
     start, rec = message(bytes(range(64)))
     for off in range(0, len(rec), 8):
         if off == len(rec) - 8:
             v.raw("notx")
+            clock(2500)
+        else:
+            clock(1000 + off)
         store(start + off, 8, int.from_bytes(rec[off:off + 8], "little"))
     pending.clear()
     v.r(row(1, "MMIO_TX_NEXT"), 72)
+    assert rs["stamp"] == 2500
+    stamp()
 
     v.c("reversed stores: nothing leaves until the length bytes and every byte are there")
     start, rec = message(b"reversed!" * 7)
     for off in reversed(range(0, len(rec), 8)):
+        clock(rs["now"] + 100)
         store(start + off, 8, int.from_bytes(rec[off:off + 8], "little"))
     pending.clear()
+    stamp()
 
     v.c("randomized: 40 messages, stores of 1 to 8 bytes, reordered within a window of 12 stores,")
     v.c("wrapping around the 2 KiB window several times")
@@ -566,8 +618,14 @@ def v_mmio_tx():
         block, stores = stores[:12], stores[12:]
         rng.shuffle(block)
         out += block
-    for off, size, val in out:
+    # the clock moves with every block of 12 stores; the stamp is checked after each release
+    for i, (off, size, val) in enumerate(out):
+        if i % 12 == 0:
+            clock(rs["now"] + 1 + rng.randrange(5000))
+        before = rs["sent"]
         store(off, size, val)
+        if rs["sent"] != before:
+            stamp()
     pending.clear()
     v.raw("notx")
     v.r(row(1, "TX_PKTS"), 42)
@@ -584,7 +642,11 @@ def v_mmio_tx():
     store(start + 12, 4, int.from_bytes(rec[12:16], "little"))
     pending.clear()
 
+    stamp()
+
     v.c("a length above 1472 discards the window; the unit restarts at the next 2 KiB boundary")
+    v.c("(no frame: the stamp stays)")
+    clock(rs["now"] + 10_000_000)
     bad_at = rs["next"]
     v.raw(f"store 0x{win + bad_at % WIN:x} 8 0x{1473:x} user 7")
     v.r(row(1, "MMIO_TX_ERRORS"), 2)
@@ -592,10 +654,14 @@ def v_mmio_tx():
     rs["next"] = (bad_at + WIN) & ~(WIN - 1)
     rs["valid"] = [False] * WIN
     v.r(row(1, "MMIO_TX_NEXT"), rs["next"])
+    stamp()
+    clock(rs["now"] + 3)
     start, rec = message(b"after the restart")
     for off, size, val in chunks(start, rec):
         store(off, size, val)
     pending.clear()
+    assert rs["stamp"] == rs["now"]
+    stamp()
 
     v.c("another process's stores are refused by the ASID check; a disabled row takes none")
     v.raw(f"store 0x{win:x} 8 0x11 user 9")

@@ -56,7 +56,8 @@ static int h_dma_write(void *o, uint64_t a, const void *b, size_t n)
 	return 0;
 }
 
-static void h_transmit(void *o, const uint8_t *f, size_t n)
+/* The vectors' wire is idle: a frame starts at the current vector time. */
+static uint64_t h_transmit(void *o, const uint8_t *f, size_t n)
 {
 	struct harness *h = o;
 	struct frame *slot;
@@ -64,12 +65,13 @@ static void h_transmit(void *o, const uint8_t *f, size_t n)
 	if (h->tx_count == MAX_FRAMES) {
 		fprintf(stderr, "%s:%d: transmit queue overflow\n", h->file, h->line);
 		h->failures++;
-		return;
+		return h->now;
 	}
 	slot = &h->txq[(h->tx_head + h->tx_count++) % MAX_FRAMES];
 	slot->data = malloc(n);
 	memcpy(slot->data, f, n);
 	slot->len = n;
+	return h->now;
 }
 
 static void h_set_irq(void *o, unsigned int line, int level)

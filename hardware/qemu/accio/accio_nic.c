@@ -324,15 +324,17 @@ void accio_nic_set_uncore(AccioNICState *s, AccioUncoreState *uncore)
  * A frame built by the offload engine: fetched over the bus, through the
  * pipeline, then serialized on the wire after the frames ahead of it. The
  * engine asks accio_nic_tx_ready() first, so there is always room.
+ * Returns when the frame's first bit goes on the wire (virtual clock, ns:
+ * the clock of the RX timestamps); for a refused frame, the current time.
  */
-void accio_nic_transmit(AccioNICState *s, const uint8_t *frame, size_t len)
+uint64_t accio_nic_transmit(AccioNICState *s, const uint8_t *frame, size_t len)
 {
     uint64_t start, end;
     uint32_t i;
 
     if (s->eng_count >= ACCIO_NIC_ENG_DEPTH || len > ACCIO_NIC_FRAME_MAX) {
         s->stats[ACCIO_STAT_TX_ERRORS]++;
-        return;
+        return accio_now();
     }
     start = MAX(accio_dma(s, accio_now(), len) + s->pipeline_ns,
                 s->wire_free_at);
@@ -346,6 +348,7 @@ void accio_nic_transmit(AccioNICState *s, const uint8_t *frame, size_t len)
     if (!timer_pending(s->eng_timer)) {
         timer_mod(s->eng_timer, end);
     }
+    return start;
 }
 
 bool accio_nic_tx_ready(AccioNICState *s)

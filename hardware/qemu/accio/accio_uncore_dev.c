@@ -36,13 +36,20 @@ static int dev_dma_write(void *opaque, uint64_t addr, const void *buf,
                             MEMTXATTRS_UNSPECIFIED) == MEMTX_OK ? 0 : -1;
 }
 
-static void dev_transmit(void *opaque, const uint8_t *frame, size_t len)
+static uint64_t dev_now(void *opaque)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+/* Returns the wire time of the frame's first bit (TX_TSTAMP). */
+static uint64_t dev_transmit(void *opaque, const uint8_t *frame, size_t len)
 {
     AccioUncoreState *s = opaque;
 
     if (s->nic) {
-        accio_nic_transmit(s->nic, frame, len);
+        return accio_nic_transmit(s->nic, frame, len);
     }
+    return dev_now(opaque);
 }
 
 static bool dev_tx_ready(void *opaque)
@@ -59,11 +66,6 @@ static void dev_set_irq(void *opaque, unsigned int line, int level)
     if (s->irq && line <= s->harts) {
         qemu_set_irq(s->irq[line], level);
     }
-}
-
-static uint64_t dev_now(void *opaque)
-{
-    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 }
 
 static const struct accio_uncore_ops dev_ops = {

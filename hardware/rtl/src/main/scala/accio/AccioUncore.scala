@@ -21,7 +21,7 @@ class AccioUncore(val p: UncoreParams) extends Module {
     val toNic = Decoupled(new StreamBeat)
     val rxVerdict = Valid(Bool()) // per received frame: taken by the engine (else passed on)
     val mac = Input(UInt(48.W)) // station MAC, byte 0 in bits 7:0
-    val time = Input(UInt(64.W)) // hardware time in ns (RX timestamps)
+    val time = Input(UInt(64.W)) // hardware time in ns (RX records, TX_TSTAMP)
     val link = Flipped(Valid(Bool())) // a link change: up (true) or down
     val irqWake = Output(UInt(p.harts.W))
     val irqEvent = Output(Bool())
@@ -108,8 +108,11 @@ class AccioUncore(val p: UncoreParams) extends Module {
   builder.io.clients(0) <> tx.io.builder
   builder.io.clients(1) <> win.io.builder
   builder.io.mac := io.mac
+  builder.io.time := io.time
   tx.io.builderSent := builder.io.sent
   win.io.builderSent := builder.io.sent
+  tx.io.builderTime := builder.io.startTime
+  win.io.builderTime := builder.io.startTime
   io.tx <> builder.io.tx
 
   io.irqWake := rq.io.irq.asUInt

@@ -6,10 +6,13 @@ import accio.regs.Uncore.Row
 
 /** The I/O Connection Table: one register page per row.
   *
-  * The 25 registers of each row live in a 1R1W RAM (rows x 32 words) that its clients share
+  * The 26 registers of each row live in a 1R1W RAM (rows x 32 words) that its clients share
   * through a fixed-priority arbiter; every request is a single-cycle read, write, add or
-  * clear-bits that returns the old value. STATE, LOCAL, REMOTE and OWNER_ASID are mirrored in
-  * flops so that the ASID check and the 5-tuple match are combinational over all rows.
+  * clear-bits that returns the old value. A request with `lock` keeps the arbiter on its client
+  * for the client's next request, so that the other clients (the MMIO reads among them) see two
+  * updates such as TX_TSTAMP and TX_PKTS both or neither. STATE, LOCAL, REMOTE and OWNER_ASID
+  * are mirrored in flops so that the ASID check and the 5-tuple match are combinational over
+  * all rows.
   * After reset the table clears itself (one row register per cycle) while `ready` is low.
   */
 class IctTable(p: UncoreParams, nClients: Int) extends Module {
@@ -44,8 +47,19 @@ class IctTable(p: UncoreParams, nClients: Int) extends Module {
   }
 
   val arb = Module(new Arbiter(new RegReq(p), nClients))
-  for (i <- 0 until nClients) arb.io.in(i) <> io.clients(i).req
+  val locked = RegInit(false.B)
+  val lockOwner = RegInit(0.U(log2Ceil(nClients max 2).W))
+  for (i <- 0 until nClients) {
+    val allowed = !locked || lockOwner === i.U
+    arb.io.in(i).valid := io.clients(i).req.valid && allowed
+    arb.io.in(i).bits := io.clients(i).req.bits
+    io.clients(i).req.ready := arb.io.in(i).ready && allowed
+  }
   arb.io.out.ready := initDone
+  when(arb.io.out.fire) {
+    locked := arb.io.out.bits.lock
+    lockOwner := arb.io.chosen
+  }
   val req = arb.io.out.bits
   val idx = Cat(req.row, req.reg)
   val old = ram(idx)

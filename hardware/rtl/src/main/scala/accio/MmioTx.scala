@@ -20,7 +20,9 @@ class WinStore(p: UncoreParams) extends Bundle {
   * message: once its two length bytes are valid it checks the message's valid bits 64 at a time
   * (the parallel AND, over at most 24 blocks), and when all are set clears them, advances the
   * length address register and hands the message to the TX header builder, then looks at the
-  * next one. A length over 1472 discards the window and restarts at its next boundary.
+  * next one. A length over 1472 discards the window and restarts at its next boundary. A sent
+  * message writes TX_TSTAMP (the builder's start time) and then adds to TX_PKTS with nothing in
+  * between.
   * Stores wait while the unit works (back-pressure on the MMIO bus).
   */
 class MmioTx(p: UncoreParams) extends Module with Sequencer {
@@ -32,6 +34,7 @@ class MmioTx(p: UncoreParams) extends Module with Sequencer {
     val ev = Decoupled(new Event)
     val builder = new TxClient
     val builderSent = Input(Bool())
+    val builderTime = Input(UInt(64.W))
     val incs = Output(new CounterIncs)
     val busy = Output(Bool())
     val ready = Output(Bool()) // reset sweep done
@@ -48,9 +51,10 @@ class MmioTx(p: UncoreParams) extends Module with Sequencer {
   val data = Mem(p.rows * (W / 8), Vec(8, UInt(8.W)))
   val valid = Mem(p.rows * blocks, UInt(64.W))
 
-  private val states = Enum(24)
+  private val states = Enum(25)
   val List(sInit, sIdle, sCheck, sReuse, sReuseEv, sDisabledEv, sNext, sLen, sBadLen, sBadLenEv, sClearAll, sBadLenNext) = states.take(12)
-  val List(sScan, sClear, sNextWr, sDestErr, sDestErrEv, sMac, sCmd, sPay, sFin, sWait, sPkts, sBytes) = states.drop(12)
+  val List(sScan, sClear, sNextWr, sDestErr, sDestErrEv, sMac, sCmd, sPay, sFin, sWait, sStamp, sPkts, sBytes) =
+    states.drop(12)
   val state = RegInit(sInit)
   io.busy := state =/= sIdle
   io.ready := state =/= sInit
@@ -66,6 +70,7 @@ class MmioTx(p: UncoreParams) extends Module with Sequencer {
   val hdrWord = Reg(UInt(64.W))
   val dmac = Reg(UInt(48.W))
   val word = Reg(UInt(9.W))
+  val stamp = Reg(UInt(64.W))
   val blk = RegInit(0.U((p.rowBits + log2Ceil(blocks) + 1).W))
 
   def vIdx(off: UInt): UInt = Cat(row, off(10, 6))
@@ -189,7 +194,8 @@ class MmioTx(p: UncoreParams) extends Module with Sequencer {
   io.builder.fin.valid := state === sFin
   io.builder.fin.bits := true.B
   when(io.builder.fin.fire) { state := sWait }
-  when(state === sWait && io.builderSent) { state := sPkts }
+  when(state === sWait && io.builderSent) { state := sStamp; stamp := io.builderTime }
+  when(state === sStamp) { reg(row, Row.TX_TSTAMP, RegOp.Wr, stamp, lock = true) { _ => state := sPkts } }
   when(state === sPkts) { reg(row, Row.TX_PKTS, RegOp.Add, 1.U) { _ => state := sBytes } }
   when(state === sBytes) {
     reg(row, Row.TX_BYTES, RegOp.Add, len) { _ => io.incs.txSent := true.B; state := sNext }

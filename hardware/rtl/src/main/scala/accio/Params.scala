@@ -85,6 +85,10 @@ class RegReq(p: UncoreParams) extends Bundle {
   val reg = UInt(5.W) // register offset / 8
   val op = UInt(2.W)
   val data = UInt(64.W)
+  /** Keep the table for this client's next request: no other client's operation comes between the
+    * two (a pair that software must see both or neither of, like TX_TSTAMP and TX_PKTS). The client
+    * must issue that next request right away. */
+  val lock = Bool()
 }
 
 /** Client side of the row register file: request, and the old value in the cycle it fires. */

@@ -24,14 +24,17 @@ class TxClient extends Bundle {
 /** TX header builder: collects a payload (store and forward, summing it on the way in), builds
   * the Ethernet, IPv4 (DF, TTL 64, running identification) and UDP headers with both
   * checksums, and sends the frame on the AXI-Stream output. Serves its clients one datagram at
-  * a time in fixed priority. */
+  * a time in fixed priority. `startTime` is `time` in the cycle the frame's first beat was
+  * taken by the MAC side: the frame's TX_TSTAMP, valid from `sent` until the next frame starts. */
 class TxBuilder(nClients: Int) extends Module {
   val io = IO(new Bundle {
     val clients = Vec(nClients, Flipped(new TxClient))
     val mac = Input(UInt(48.W))
     val tx = Decoupled(new StreamBeat)
+    val time = Input(UInt(64.W))
     val busy = Output(Bool())
     val sent = Output(Bool()) // a frame's last beat left
+    val startTime = Output(UInt(64.W))
   })
   val sIdle :: sData :: sFin :: sHdr :: sSend :: Nil = Enum(5)
   val state = RegInit(sIdle)
@@ -116,6 +119,9 @@ class TxBuilder(nClients: Int) extends Module {
   io.tx.bits.data := Mux(beat < 5.U, hdrBeat, payloadBeat)
   io.tx.bits.keep := Mux(lastBeat && tail =/= 0.U, UIntToOH(tail) - 1.U, "hff".U)
   io.tx.bits.last := lastBeat
+  val startTime = RegInit(0.U(64.W))
+  io.startTime := startTime
+  when(io.tx.fire && beat === 0.U) { startTime := io.time }
   when(io.tx.fire) {
     beat := beat + 1.U
     when(lastBeat) {

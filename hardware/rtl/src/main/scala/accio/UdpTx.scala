@@ -7,8 +7,9 @@ import accio.regs.Uncore.Row
 /** UDP offload engine, transmit side: serves doorbells. For the row it checks the ring, then
   * for each complete record between TX_RPTR and TX_WPTR reads the 8-byte record header, checks
   * it, reads the payload into the header builder and moves TX_RPTR. A bad record stops the
-  * engine (it stays in the ring). A writer sleeping on the row is queued on its hart once
-  * something was sent. */
+  * engine (it stays in the ring). Each datagram sent writes TX_TSTAMP (the builder's start time)
+  * and then adds to TX_PKTS with nothing in between. A writer sleeping on the row is queued on
+  * its hart once something was sent. */
 class UdpTx(p: UncoreParams) extends Module with Sequencer {
   val io = IO(new Bundle {
     val doorbell = Flipped(Decoupled(UInt(p.rowBits.W)))
@@ -19,6 +20,7 @@ class UdpTx(p: UncoreParams) extends Module with Sequencer {
     val ready = Decoupled(new ReadyReq(p))
     val builder = new TxClient
     val builderSent = Input(Bool())
+    val builderTime = Input(UInt(64.W))
     val axi = new Bundle {
       val ar = Decoupled(new AxiAddr)
       val r = Flipped(Decoupled(new AxiR))
@@ -35,9 +37,10 @@ class UdpTx(p: UncoreParams) extends Module with Sequencer {
   io.ready.bits := 0.U.asTypeOf(io.ready.bits)
   io.started := false.B
 
-  private val states = Enum(24)
+  private val states = Enum(25)
   val List(sIdle, sDisabled, sRdBase, sRdSize, sRdW, sRdR, sRdMac, sCheck, sRingErr, sLoop, sHdrCmd, sHdrData) = states.take(12)
-  val List(sHdrDone, sPayCmd, sPayData, sFin, sWaitSent, sRptr, sPkts, sBytes, sBad, sBadEv, sDone, sReady) = states.drop(12)
+  val List(sHdrDone, sPayCmd, sPayData, sFin, sWaitSent, sRptr, sStamp, sPkts, sBytes, sBad, sBadEv, sDone, sReady) =
+    states.drop(12)
   val state = RegInit(sIdle)
   io.busy := state =/= sIdle
 
@@ -49,6 +52,7 @@ class UdpTx(p: UncoreParams) extends Module with Sequencer {
   val dmac = Reg(UInt(48.W))
   val hdrWord = Reg(UInt(64.W))
   val sent = Reg(Bool())
+  val stamp = Reg(UInt(64.W))
   val payErr = Reg(Bool())
   val sh = io.shadow(row)
 
@@ -135,10 +139,11 @@ class UdpTx(p: UncoreParams) extends Module with Sequencer {
     io.builder.fin.valid := true.B
     when(io.builder.fin.fire) { state := Mux(payErr, sBad, sWaitSent) }
   }
-  when(state === sWaitSent && io.builderSent) { state := sRptr }
+  when(state === sWaitSent && io.builderSent) { state := sRptr; stamp := io.builderTime }
   when(state === sRptr) {
-    reg(row, Row.TX_RPTR, RegOp.Wr, rptr + rec) { _ => rptr := rptr + rec; state := sPkts }
+    reg(row, Row.TX_RPTR, RegOp.Wr, rptr + rec) { _ => rptr := rptr + rec; state := sStamp }
   }
+  when(state === sStamp) { reg(row, Row.TX_TSTAMP, RegOp.Wr, stamp, lock = true) { _ => state := sPkts } }
   when(state === sPkts) { reg(row, Row.TX_PKTS, RegOp.Add, 1.U) { _ => state := sBytes } }
   when(state === sBytes) {
     reg(row, Row.TX_BYTES, RegOp.Add, hLen) { _ =>

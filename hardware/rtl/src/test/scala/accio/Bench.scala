@@ -35,6 +35,9 @@ class Bench(val dut: AccioUncore, val mem: SysMem = new SysMem) {
   var axiErrorAt: BigInt => Boolean = _ => false
   var lastRxBeat: Long = -1 // cycle of the latest RX beat handshake
   var lastMmioWrite: Long = -1 // cycle the latest MMIO write was accepted // inject error responses for these addresses
+  var clockBase: Option[BigInt] = None // when set, io.time runs: clockBase + cycle
+  var txReadyAt: Long => Boolean = _ => true // the MAC side's TX ready in a given cycle (back-pressure)
+  def timeAt(c: Long): BigInt = clockBase.get + c
 
   // DMA slave state
   private case class Burst(addr: BigInt, beats: Int)
@@ -87,6 +90,9 @@ class Bench(val dut: AccioUncore, val mem: SysMem = new SysMem) {
   /** One clock cycle with the memory and stream models. */
   def step(): Unit = {
     val io = dut.io
+    clockBase.foreach(t => io.time.poke((t + cycle).U))
+    val txReady = txReadyAt(cycle)
+    io.tx.ready.poke(txReady.B)
     // drive this cycle's responses
     val rNow = arQ.headOption
     rNow match {
@@ -129,7 +135,7 @@ class Bench(val dut: AccioUncore, val mem: SysMem = new SysMem) {
           io.dma.w.bits.last.peek().litToBoolean))
       if (io.dma.ar.valid.peek().litToBoolean)
         ar = Some(Burst(io.dma.ar.bits.addr.peek().litValue, io.dma.ar.bits.len.peek().litValue.toInt + 1))
-      if (io.tx.valid.peek().litToBoolean)
+      if (txReady && io.tx.valid.peek().litToBoolean)
         tx = Some((io.tx.bits.data.peek().litValue, io.tx.bits.keep.peek().litValue.toInt, io.tx.bits.last.peek().litToBoolean))
       if (io.toNic.valid.peek().litToBoolean)
         nic = Some((io.toNic.bits.data.peek().litValue, io.toNic.bits.keep.peek().litValue.toInt,
@@ -223,7 +229,8 @@ class Bench(val dut: AccioUncore, val mem: SysMem = new SysMem) {
   }
   def write(off: BigInt, value: BigInt, asid: Option[Int] = None, hart: Int = 0): Unit = store(off, 8, value, asid, hart)
 
-  def read(off: BigInt, asid: Option[Int] = None, hart: Int = 0): BigInt = {
+  /** A load; with `wait` false it returns with the response, while engines may still work. */
+  def read(off: BigInt, asid: Option[Int] = None, hart: Int = 0, wait: Boolean = true): BigInt = {
     val m = dut.io.mmio
     m.ar.valid.poke(true.B)
     m.ar.bits.addr.poke(off.U)
@@ -237,7 +244,7 @@ class Bench(val dut: AccioUncore, val mem: SysMem = new SysMem) {
     val v = m.r.bits.data.peek().litValue
     step()
     m.r.ready.poke(false.B)
-    idle()
+    if (wait) idle()
     v
   }
 

@@ -8,7 +8,8 @@ import accio.regs.Uncore.Row
 import scala.util.Random
 
 /** Whole-uncore tests beyond the vectors: the reorder unit under randomized store orders,
-  * malformed and random frames, and liveness with DMA error responses. One simulation. */
+  * malformed and random frames, liveness with DMA error responses, and TX_TSTAMP with a running
+  * clock, read while the engine sends. One simulation. */
 class UncoreSpec extends AnyFunSuite {
   val p = UncoreParams(rows = 8, harts = 2)
   val station = BigInt("00c1ac005452", 16) // 52:54:00:ac:c1:00
@@ -178,6 +179,63 @@ class UncoreSpec extends AnyFunSuite {
       assert(b.txFrames.dequeue().sameElements(
         Ref.udpFrame(peerMac, station, lip, 5000, 0x0a000202L, 7000, 0, Seq.fill(50)(9.toByte))))
       assert(b.read(rowOff(1, Row.TX_RPTR)) == 64)
+
+      // ---- TX_TSTAMP: the time of each frame's first beat on the MAC side ----
+      b.reset()
+      dut.io.mac.poke(station.U)
+      setupRow(b, 3, 0x80010000L, 0x80030000L, remote = (rip, 7000))
+      assert(b.read(rowOff(3, Row.TX_TSTAMP), Some(7)) == 0)
+      b.clockBase = Some(BigInt(1) << 40) // the clock moves every cycle
+      b.txReadyAt = c => c % 7 >= 2 // and the MAC side stalls now and then
+      b.txFirstBeat.clear(); b.txFrames.clear()
+      val sizes = (0 until 6).map(i => 10 + 150 * i)
+      val ring = sizes.flatMap { n =>
+        Array[Byte](n.toByte, (n >> 8).toByte, 0, 0, 0, 0, 0, 0) ++ Array.fill(n)(rnd.nextInt(256).toByte) ++
+          Array.fill((8 - n % 8) % 8)(0.toByte)
+      }.toArray
+      b.mem.write(BigInt(0x80030000L), ring)
+      b.write(rowOff(3, Row.TX_WPTR), ring.length, Some(7))
+      b.store(rowOff(3, Row.DOORBELL), 8, 1, Some(7), wait = false)
+      // while the engine sends, the owner reads TX_PKTS, TX_TSTAMP, TX_PKTS: equal counts must give
+      // the stamp of that datagram
+      val caught = scala.collection.mutable.Set[BigInt]()
+      var last = BigInt(0)
+      var tries = 0
+      while (last < sizes.length) {
+        val n1 = b.read(rowOff(3, Row.TX_PKTS), Some(7), wait = false)
+        val t = b.read(rowOff(3, Row.TX_TSTAMP), Some(7), wait = false)
+        val n2 = b.read(rowOff(3, Row.TX_PKTS), Some(7), wait = false)
+        if (n1 == n2 && n1 > 0) {
+          assert(t == b.timeAt(b.txFirstBeat((n1 - 1).toInt)), s"datagram $n1: stamp $t")
+          caught += n1
+        }
+        if (n1 == n2 && n1 == 0) assert(t == 0)
+        last = n2
+        tries += 1
+        assert(tries < 5000, "liveness: the engine did not send the ring")
+      }
+      b.idle()
+      assert(b.txFrames.size == sizes.length)
+      assert(caught.size >= 3, s"the reader caught only datagrams $caught in flight")
+      assert(b.txFirstBeat.distinct.size == sizes.length)
+      // the MMIO window: the same stamp, the last store releases each message
+      val win3 = rowOff(3, Row.MMIO_TX)
+      var at = 0L
+      for (k <- 0 until 3) {
+        val n = 40 + 8 * k
+        val msg = Array[Byte](n.toByte, 0, 0, 0, 0, 0, 0, 0) ++ Array.fill(n)(rnd.nextInt(256).toByte)
+        for (o <- (0 until msg.length by 8).reverse)
+          b.store(win3 + at + o, 8, (0 until 8).map(i => BigInt(msg(o + i) & 0xff) << (8 * i)).sum, Some(7))
+        at += msg.length
+        assert(b.read(rowOff(3, Row.TX_PKTS), Some(7)) == sizes.length + k + 1)
+        assert(b.read(rowOff(3, Row.TX_TSTAMP), Some(7)) == b.timeAt(b.txFirstBeat.last))
+      }
+      assert(b.txFrames.size == sizes.length + 3)
+      // the kernel clears it with the other counters
+      b.write(rowOff(3, Row.TX_TSTAMP), 0)
+      assert(b.read(rowOff(3, Row.TX_TSTAMP), Some(7)) == 0)
+      b.clockBase = None
+      b.txReadyAt = _ => true
     }
   }
 }

@@ -21,6 +21,7 @@ class UnitSpec extends AnyFunSuite {
       def op(c: Int, row: Int, off: Int, o: UInt, data: BigInt = 0): BigInt = {
         val q = d.io.clients(c).req
         q.valid.poke(true.B); q.bits.row.poke(row.U); q.bits.reg.poke((off / 8).U); q.bits.op.poke(o); q.bits.data.poke(data.U)
+        q.bits.lock.poke(false.B)
         assert(q.ready.peek().litToBoolean)
         val old = d.io.clients(c).resp.peek().litValue
         d.clock.step(); q.valid.poke(false.B)
@@ -30,10 +31,34 @@ class UnitSpec extends AnyFunSuite {
       assert(op(0, 3, Row.RX_PKTS, RegOp.Add, 5) == 0)
       assert(op(1, 3, Row.RX_PKTS, RegOp.Add, 2) == 5)
       assert(op(0, 3, Row.RX_PKTS, RegOp.Rd) == 7)
+      assert(op(0, 3, Row.TX_TSTAMP, RegOp.Rd) == 0)
       // both clients at once: client 0 wins, client 1 waits
       val q0 = d.io.clients(0).req; val q1 = d.io.clients(1).req
       q0.valid.poke(true.B); q0.bits.row.poke(1.U); q0.bits.reg.poke(0.U); q0.bits.op.poke(RegOp.Rd)
       q1.valid.poke(true.B); q1.bits.row.poke(1.U); q1.bits.reg.poke(0.U); q1.bits.op.poke(RegOp.Rd)
+      assert(q0.ready.peek().litToBoolean && !q1.ready.peek().litToBoolean)
+      d.clock.step(); q0.valid.poke(false.B); q1.valid.poke(false.B)
+      // a locked pair: client 1 writes TX_TSTAMP with lock, then its TX_PKTS add comes next even
+      // though client 0 asks in between; then client 0 sees both updates
+      def req(q: chisel3.util.DecoupledIO[RegReq], off: Int, o: UInt, data: BigInt, lock: Boolean): Unit = {
+        q.valid.poke(true.B); q.bits.row.poke(4.U); q.bits.reg.poke((off / 8).U); q.bits.op.poke(o)
+        q.bits.data.poke(data.U); q.bits.lock.poke(lock.B)
+      }
+      req(q1, Row.TX_TSTAMP, RegOp.Wr, 123456, lock = true)
+      assert(q1.ready.peek().litToBoolean)
+      d.clock.step()
+      req(q0, Row.TX_TSTAMP, RegOp.Rd, 0, lock = false)
+      req(q1, Row.TX_PKTS, RegOp.Add, 1, lock = false)
+      assert(!q0.ready.peek().litToBoolean && q1.ready.peek().litToBoolean, "the lock holds for one request")
+      d.clock.step(); q1.valid.poke(false.B)
+      assert(q0.ready.peek().litToBoolean)
+      assert(d.io.clients(0).resp.peek().litValue == 123456)
+      d.clock.step(); q0.valid.poke(false.B)
+      assert(op(0, 4, Row.TX_PKTS, RegOp.Rd) == 1)
+      // without lock, client 0 wins again
+      req(q1, Row.TX_PKTS, RegOp.Add, 1, lock = false)
+      d.clock.step()
+      req(q0, Row.TX_PKTS, RegOp.Rd, 0, lock = false)
       assert(q0.ready.peek().litToBoolean && !q1.ready.peek().litToBoolean)
       d.clock.step(); q0.valid.poke(false.B); q1.valid.poke(false.B)
       // rows 2 (wildcard remote) and 5 (exact remote) on the same local endpoint
@@ -260,6 +285,7 @@ class UnitSpec extends AnyFunSuite {
       io.mac.poke(mac.U)
       d.reset.poke(true.B); d.clock.step(); d.reset.poke(false.B)
       val rnd = new Random(7)
+      var now = BigInt(5000) // the time input moves every cycle while a frame goes out
       def send(client: Int, len: Int, ok: Boolean, backpressure: Boolean): (Seq[Byte], Option[Array[Byte]]) = {
         val c = io.clients(client)
         val payload = Seq.fill(len)(rnd.nextInt(256).toByte)
@@ -280,10 +306,15 @@ class UnitSpec extends AnyFunSuite {
         d.clock.step(); c.fin.valid.poke(false.B)
         val out = scala.collection.mutable.ArrayBuffer[Byte]()
         var done = false; var n = 0
+        var first: Option[BigInt] = None
         while (!done && n < 400) {
           val stall = backpressure && rnd.nextInt(3) == 0
           io.tx.ready.poke((!stall).B)
+          now += 1 + rnd.nextInt(3)
+          io.time.poke(now.U)
           if (!stall && io.tx.valid.peek().litToBoolean) {
+            if (first.isEmpty) first = Some(now)
+            if (io.tx.bits.last.peek().litToBoolean) assert(io.sent.peek().litToBoolean)
             val v = io.tx.bits.data.peek().litValue; val k = Integer.bitCount(io.tx.bits.keep.peek().litValue.toInt)
             out ++= (0 until k).map(i => ((v >> (8 * i)) & 0xff).toByte)
             done = io.tx.bits.last.peek().litToBoolean
@@ -291,6 +322,8 @@ class UnitSpec extends AnyFunSuite {
           d.clock.step(); n += 1
         }
         io.tx.ready.poke(true.B)
+        // the stamp: the time in the cycle the first beat was taken
+        first.foreach(t => assert(io.startTime.peek().litValue == t, s"length $len: start time"))
         val want = Ref.udpFrame(BigInt("aa0000005452", 16), mac, sip, 5000, dip, 7000, 0, payload)
         (want.toSeq, if (done) Some(out.toArray) else None)
       }
