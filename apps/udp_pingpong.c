@@ -8,22 +8,28 @@
  * LD_PRELOAD=/usr/lib/libaccio.so.
  *
  * usage: udp_pingpong [-s HOST] [-p PORT] [-m SIZE] [-n COUNT] [-w WARMUP]
- *                     [-q]
+ *                     [-i IFACE] [-q]
  *
  * Every reply is checked against the request. Prints key=value lines:
  * RTT percentiles, a log2 histogram (hist_us_LO=N), hardware RTT and
- * processing time where the NIC timestamps are available (the transmit
- * timestamp comes from the kernel's error queue, so only on Linux
- * sockets), and the CPU time of the guest from /proc/stat.
+ * processing time where the NIC timestamps are available, and the CPU
+ * time of the guest from /proc/stat. Hardware timestamping is switched on
+ * for IFACE (default eth0, SIOCSHWTSTAMP, needs CAP_NET_ADMIN); the
+ * request's transmit timestamp is read from the socket's error queue
+ * (SOF_TIMESTAMPING_OPT_TSONLY), the reply's receive timestamp from its
+ * control message, as any SO_TIMESTAMPING program does.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/net_tstamp.h>
+#include <linux/sockios.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,24 +90,28 @@ int main(int argc, char **argv)
 {
 	static uint8_t tx[2048], rx[2048];
 	struct sockaddr_in sa = { .sin_family = AF_INET };
-	const char *host = "10.0.2.2";
+	const char *host = "10.0.2.2", *ifname = "eth0";
+	struct hwtstamp_config hw = { .tx_type = HWTSTAMP_TX_ON,
+				      .rx_filter = HWTSTAMP_FILTER_ALL };
+	struct ifreq ifr;
 	int port = 7777, size = 64, warm = 10, quiet = 0, opt, fd, i, flags;
 	long count = 1000, hw_n = 0, bad = 0;
 	uint64_t *rtt, *proc, hw_sum = 0, t0, t1, start, hist[32] = { 0 };
 	unsigned long long b0, a0, b1, a1;
 	char ctl[256];
 
-	while ((opt = getopt(argc, argv, "s:p:m:n:w:q")) != -1) {
+	while ((opt = getopt(argc, argv, "s:p:m:n:w:i:q")) != -1) {
 		switch (opt) {
 		case 's': host = optarg; break;
 		case 'p': port = atoi(optarg); break;
 		case 'm': size = atoi(optarg); break;
 		case 'n': count = atol(optarg); break;
 		case 'w': warm = atoi(optarg); break;
+		case 'i': ifname = optarg; break;
 		case 'q': quiet = 1; break;
 		default:
 			fprintf(stderr, "usage: udp_pingpong [-s HOST] [-p PORT] "
-				"[-m SIZE] [-n COUNT] [-w WARMUP] [-q]\n");
+				"[-m SIZE] [-n COUNT] [-w WARMUP] [-i IFACE] [-q]\n");
 			return 2;
 		}
 	}
@@ -116,8 +126,13 @@ int main(int argc, char **argv)
 		perror("udp_pingpong: connect");
 		return 1;
 	}
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&hw;
+	if (ioctl(fd, SIOCSHWTSTAMP, &ifr) < 0)
+		printf("hwtstamp=off (%s: %s)\n", ifname, strerror(errno));
 	flags = SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_TX_HARDWARE |
-		SOF_TIMESTAMPING_RAW_HARDWARE;
+		SOF_TIMESTAMPING_RAW_HARDWARE | SOF_TIMESTAMPING_OPT_TSONLY;
 	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags));
 	cpu_times(&b0, &a0);
 	start = now_ns();

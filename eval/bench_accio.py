@@ -1,13 +1,26 @@
 #!/usr/bin/env python3
-"""Accelerated sockets versus Linux sockets: UDP ping-pong round trips and
-guest CPU time, one unmodified client (apps/udp_pingpong.c) run both ways.
+"""Accelerated sockets versus Linux sockets: UDP ping-pong round trips,
+client processing time and guest CPU time, one unmodified client
+(apps/udp_pingpong.c) run three ways.
 
 usage: python3 eval/bench_accio.py [--count N] [--sizes 64,256,512,1024]
+                                   [--icount [SHIFT]]
 
 For each size the guest runs `udp_pingpong` against the host echo server on
-Linux sockets, then with LD_PRELOAD=/usr/lib/libaccio.so, in one boot.
-RTT is wall clock in the guest (QEMU TCG, real time); CPU is the busy share
-of all 4 harts from /proc/stat over the run. Prints a Markdown table.
+Linux sockets, with LD_PRELOAD=/usr/lib/libaccio.so (TX ring), and with the
+library's direct MMIO transmit (ACCIO_MMIO_TX_MAX=1472), in one boot.
+
+Client processing time (paper section 8.1) is RTT_sw - RTT_hw per round
+trip: RTT_sw measured by the program, RTT_hw between the NIC hardware times
+of the request leaving (first bit on the wire) and the reply arriving. It is
+the time the client's hardware and software spend on the request and the
+reply, whatever the peer and the wire cost.
+
+--icount runs the guest in deterministic virtual time (every instruction
+advances the clock by 2^SHIFT ns, idle time skipped): processing time then
+counts executed instructions, independent of the host's speed and load.
+Without it the guest runs in real time (QEMU TCG); CPU is then the busy
+share of all 4 harts from /proc/stat. Prints a Markdown table.
 """
 import argparse
 import os
@@ -18,36 +31,67 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import accio  # noqa: E402
 
+PRELOAD = "LD_PRELOAD=/usr/lib/libaccio.so ACCIO_STATS=1"
+MODES = [("linux", ""), ("ring", PRELOAD), ("mmio", PRELOAD + " ACCIO_MMIO_TX_MAX=1472")]
+
+
+def measure(sizes, count, icount):
+    with accio.HostEcho() as echo:
+        parts = []
+        for s in sizes:
+            pp = f"udp_pingpong -q -n {count} -m {s} -p {echo.port}"
+            for mode, env in MODES:
+                parts.append(f"echo @@{mode} {s}@@; {env} {pp} 2>&1")
+        r = accio.run("; ".join(parts), timeout=3600, icount=icount)
+    if r.rc != 0:
+        sys.exit("benchmark run failed:\n" + r.output[-3000:])
+    runs = {}
+    for mode, size, body in re.findall(r"@@(\w+) (\d+)@@\n(.*?)(?=@@|\Z)", r.output, re.S):
+        d = dict(re.findall(r"^(\w+)=(\S+)$", body, re.M))
+        st = re.search(r"rx_ring=(\d+) tx_ring=(\d+) tx_mmio=(\d+).*waits=(\d+)", body)
+        if st:
+            d["path"] = f"rx {st.group(1)} ring, tx {int(st.group(2)) + int(st.group(3))} " \
+                        f"{'MMIO' if int(st.group(3)) else 'ring'}, {st.group(4)} sleeps"
+        runs[(mode, int(size))] = d
+    return runs
+
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--count", type=int, default=2000)
     ap.add_argument("--sizes", default="64,256,512,1024")
+    ap.add_argument("--icount", type=int, nargs="?", const=4, default=None)
     a = ap.parse_args()
     sizes = [int(s) for s in a.sizes.split(",")]
-    with accio.HostEcho() as echo:
-        parts = []
+    runs = measure(sizes, a.count, a.icount)
+
+    def cell(d, *keys):
+        return " / ".join(d.get(k, "?") for k in keys)
+
+    if a.icount is not None:
+        print(f"{a.count} round trips per cell; deterministic virtual time "
+              f"(icount shift={a.icount}: {1 << a.icount} ns per instruction)\n")
+        print("| size (B) | processing p50 / p99 (µs): Linux | Accio TX ring | Accio MMIO TX "
+              "| RTT_hw avg (µs) L / ring / MMIO |")
+        print("|---|---|---|---|---|")
         for s in sizes:
-            pp = f"udp_pingpong -q -n {a.count} -m {s} -p {echo.port}"
-            parts.append(f"echo @@linux {s}@@; {pp}; "
-                         f"echo @@accio {s}@@; LD_PRELOAD=/usr/lib/libaccio.so ACCIO_STATS=1 {pp} 2>&1")
-        r = accio.run("; ".join(parts), timeout=1800)
-    if r.rc != 0:
-        sys.exit("benchmark run failed:\n" + r.output[-3000:])
-    runs = {}
-    for mode, size, body in re.findall(r"@@(\w+) (\d+)@@\n(.*?)(?=@@|\Z)", r.output, re.S):
-        runs[(mode, int(size))] = dict(re.findall(r"^(\w+)=(\S+)$", body, re.M))
-        if mode == "accio":
-            st = re.search(r"rx_ring=(\d+) tx_ring=(\d+).*waits=(\d+)", body)
-            runs[(mode, int(size))]["path"] = (f"{st.group(1)}/{st.group(2)} ring, "
-                                               f"{st.group(3)} sleeps") if st else "?"
-    print(f"{a.count} round trips per cell; guest wall clock; CPU = busy share of 4 harts\n")
-    print("| size (B) | Linux RTT p50 / p99 (µs) | Accio RTT p50 / p99 (µs) | Linux CPU % | Accio CPU % | Accio rx/tx via rings |")
-    print("|---|---|---|---|---|---|")
+            L, R, M = (runs[(m, s)] for m, _ in MODES)
+            print(f"| {s} | {cell(L, 'proc_p50_us', 'proc_p99_us')} | "
+                  f"{cell(R, 'proc_p50_us', 'proc_p99_us')} | {cell(M, 'proc_p50_us', 'proc_p99_us')} | "
+                  f"{L.get('rtt_hw_avg_us')} / {R.get('rtt_hw_avg_us')} / {M.get('rtt_hw_avg_us')} |")
+        return
+    print(f"{a.count} round trips per cell; guest wall clock (QEMU TCG, real time); "
+          "CPU = busy share of 4 harts\n")
+    print("| size (B) | RTT p50 / p99 (µs): Linux | Accio ring | Accio MMIO | "
+          "processing p50 (µs) L / ring / MMIO | CPU % L / ring / MMIO | Accio paths |")
+    print("|---|---|---|---|---|---|---|")
     for s in sizes:
-        L, A = runs[("linux", s)], runs[("accio", s)]
-        print(f"| {s} | {L['rtt_p50_us']} / {L['rtt_p99_us']} | {A['rtt_p50_us']} / {A['rtt_p99_us']} "
-              f"| {L['cpu_busy_pct']} | {A['cpu_busy_pct']} | {A.get('path', '?')} |")
+        L, R, M = (runs[(m, s)] for m, _ in MODES)
+        print(f"| {s} | {cell(L, 'rtt_p50_us', 'rtt_p99_us')} | {cell(R, 'rtt_p50_us', 'rtt_p99_us')} "
+              f"| {cell(M, 'rtt_p50_us', 'rtt_p99_us')} "
+              f"| {L.get('proc_p50_us')} / {R.get('proc_p50_us')} / {M.get('proc_p50_us')} "
+              f"| {L['cpu_busy_pct']} / {R['cpu_busy_pct']} / {M['cpu_busy_pct']} "
+              f"| {R.get('path', '?')}; {M.get('path', '?')} |")
 
 
 if __name__ == "__main__":

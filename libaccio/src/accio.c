@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/accio.h>
+#include <time.h>		/* before linux/errqueue.h */
+#include <linux/errqueue.h>
 #include <linux/net_tstamp.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -60,6 +62,7 @@ struct conn {
 	uint8_t *zc_tx;		/* outstanding zero-copy TX buffer */
 	uint32_t zc_len;	/* its size */
 	uint32_t zc_rx;		/* bytes of the held zero-copy RX record */
+	uint64_t ts_seq;	/* engine datagram awaiting its TX stamp, 0: none */
 	struct dest dests[NDEST];
 	pthread_mutex_t rx_lock, tx_lock;
 	struct accio_stats st;
@@ -517,6 +520,88 @@ static int rx_empty(struct conn *c)
 	return c->regs[ACCIO_ROW_RX_WPTR / 8] == c->rx_rptr;
 }
 
+/* ---- transmit timestamps ---------------------------------------------- */
+
+/*
+ * SOF_TIMESTAMPING_TX_HARDWARE: the engine writes TX_TSTAMP together with
+ * the TX_PKTS increment of each frame it sends for the row, so the stamp of
+ * datagram number k is readable while TX_PKTS == k. The library keeps one
+ * outstanding stamp per socket, the most recent datagram's.
+ */
+static void tx_stamp_want(struct conn *c)
+{
+	if (fd_tstamp[c->fd] & SOF_TIMESTAMPING_TX_HARDWARE)
+		c->ts_seq = c->st.tx_ring + c->st.tx_mmio;
+}
+
+/* The stamp of datagram seq: 1 found, 0 not sent yet, -1 gone (overwritten). */
+static int tx_stamp_read(struct conn *c, uint64_t seq, uint64_t *ns)
+{
+	uint64_t a, b;
+	int tries;
+
+	for (tries = 0; tries < 4; tries++) {
+		a = c->regs[ACCIO_ROW_TX_PKTS / 8];
+		*ns = c->regs[ACCIO_ROW_TX_TSTAMP / 8];
+		b = c->regs[ACCIO_ROW_TX_PKTS / 8];
+		if (a != b)
+			continue;
+		return a == seq ? 1 : a < seq ? 0 : -1;
+	}
+	return 0;
+}
+
+/*
+ * recvmsg(MSG_ERRQUEUE): the transmit timestamp as Linux reports it with
+ * SOF_TIMESTAMPING_OPT_TSONLY: no payload, an SCM_TIMESTAMPING message
+ * (hardware time in ts[2]) and an IP_RECVERR message of origin
+ * SO_EE_ORIGIN_TIMESTAMPING. Stamps of datagrams the kernel sent are in
+ * the kernel's error queue.
+ */
+static ssize_t errqueue_recv(struct conn *c, struct msghdr *msg, int flags)
+{
+	struct sock_extended_err ee;
+	struct timespec ts[3];
+	struct cmsghdr *cm;
+	uint64_t ns;
+	int r;
+
+	pthread_mutex_lock(&c->tx_lock);
+	r = c->ts_seq ? tx_stamp_read(c, c->ts_seq, &ns) : 0;
+	if (r)
+		c->ts_seq = 0;
+	pthread_mutex_unlock(&c->tx_lock);
+	if (r <= 0)
+		return syscall(SYS_recvmsg, c->fd, msg, flags);
+	if (!msg->msg_control ||
+	    msg->msg_controllen < CMSG_SPACE(sizeof(ts)) + CMSG_SPACE(sizeof(ee))) {
+		msg->msg_flags = MSG_ERRQUEUE | MSG_CTRUNC;
+		msg->msg_controllen = 0;
+		return 0;
+	}
+	memset(ts, 0, sizeof(ts));
+	ts[2].tv_sec = ns / 1000000000ull;
+	ts[2].tv_nsec = ns % 1000000000ull;
+	memset(&ee, 0, sizeof(ee));
+	ee.ee_errno = ENOMSG;
+	ee.ee_origin = SO_EE_ORIGIN_TIMESTAMPING;
+	ee.ee_info = SCM_TSTAMP_SND;
+	cm = CMSG_FIRSTHDR(msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SO_TIMESTAMPING;
+	cm->cmsg_len = CMSG_LEN(sizeof(ts));
+	memcpy(CMSG_DATA(cm), ts, sizeof(ts));
+	cm = (struct cmsghdr *)((char *)cm + CMSG_SPACE(sizeof(ts)));
+	cm->cmsg_level = SOL_IP;
+	cm->cmsg_type = IP_RECVERR;
+	cm->cmsg_len = CMSG_LEN(sizeof(ee));
+	memcpy(CMSG_DATA(cm), &ee, sizeof(ee));
+	msg->msg_controllen = CMSG_SPACE(sizeof(ts)) + CMSG_SPACE(sizeof(ee));
+	msg->msg_flags = MSG_ERRQUEUE;
+	msg->msg_namelen = 0;
+	return 0;
+}
+
 /* ---- receive ---------------------------------------------------------- */
 
 struct rx_args {
@@ -832,6 +917,7 @@ static ssize_t conn_sendmsg(struct conn *c, const struct msghdr *m, int flags)
 	pthread_mutex_lock(&c->tx_lock);
 	if ((int)len <= mmio_max) {
 		mmio_send(c, hdr, m->msg_iov, m->msg_iovlen, len);
+		tx_stamp_want(c);
 		pthread_mutex_unlock(&c->tx_lock);
 		return len;
 	}
@@ -847,6 +933,7 @@ static ssize_t conn_sendmsg(struct conn *c, const struct msghdr *m, int flags)
 	}
 	tx_publish(c, rec);
 	c->st.tx_ring++;
+	tx_stamp_want(c);
 	pthread_mutex_unlock(&c->tx_lock);
 	return len;
 }
@@ -915,6 +1002,7 @@ ssize_t accio_zc_send(int fd, void *buf, size_t len,
 	c->zc_tx = NULL;
 	tx_publish(c, PAD8(ACCIO_TX_HDR + len));
 	c->st.tx_ring++;
+	tx_stamp_want(c);
 	pthread_mutex_unlock(&c->tx_lock);
 	return len;
 }
@@ -1090,6 +1178,8 @@ ssize_t recvmsg(int fd, struct msghdr *m, int flags)
 
 	if (!c)
 		return syscall(SYS_recvmsg, fd, m, flags);
+	if (flags & MSG_ERRQUEUE)
+		return errqueue_recv(c, m, flags);
 	a.iov = m->msg_iov;
 	a.iovcnt = m->msg_iovlen;
 	a.flags = flags;
