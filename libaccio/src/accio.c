@@ -88,6 +88,7 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 struct ep_reg {
 	int epfd, fd;
 	struct epoll_event ev;
+	int fired;		/* EPOLLONESHOT reported, until EPOLL_CTL_MOD */
 };
 static struct ep_reg ep_regs[256];
 static int nep_regs;
@@ -1405,9 +1406,11 @@ int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 			ep_regs[i] = ep_regs[--nep_regs];
 	} else if (i < nep_regs) {
 		ep_regs[i].ev = *ev;
+		ep_regs[i].fired = 0;
 	} else if (nep_regs < (int)(sizeof(ep_regs) / sizeof(ep_regs[0]))) {
 		ep_regs[nep_regs].epfd = epfd;
 		ep_regs[nep_regs].fd = fd;
+		ep_regs[nep_regs].fired = 0;
 		ep_regs[nep_regs++].ev = *ev;
 	}
 	pthread_mutex_unlock(&table_lock);
@@ -1426,4 +1429,82 @@ static void epoll_migrate(int fd, int rowfd)
 		syscall(SYS_epoll_ctl, ep_regs[i].epfd, EPOLL_CTL_ADD, rowfd,
 			&ep_regs[i].ev);
 	}
+}
+
+/*
+ * epoll_wait on an epoll set with accelerated sockets: their readiness is
+ * read from the rings first, in user space (a thread that runs has its
+ * wake-ups held back by the uncore, so the kernel may not have seen the
+ * data yet). Ready sockets are reported without sleeping, together with
+ * whatever the kernel has ready at once; otherwise the kernel waits.
+ */
+static int ring_events(int epfd, struct epoll_event *evs, int max)
+{
+	struct conn *c;
+	uint32_t want, got;
+	int i, n = 0;
+
+	if (!nep_regs)
+		return 0;
+	pthread_mutex_lock(&table_lock);
+	for (i = 0; i < nep_regs && n < max; i++) {
+		if (ep_regs[i].epfd != epfd || ep_regs[i].fired)
+			continue;
+		c = conn_of(ep_regs[i].fd);
+		if (!c)
+			continue;
+		want = ep_regs[i].ev.events;
+		got = 0;
+		if ((want & EPOLLIN) && !c->zc_rx && !rx_empty(c))
+			got |= EPOLLIN | (want & EPOLLRDNORM);
+		if (!got)
+			continue;
+		if (want & EPOLLONESHOT)
+			ep_regs[i].fired = 1;
+		evs[n].events = got;
+		evs[n++].data = ep_regs[i].ev.data;
+	}
+	pthread_mutex_unlock(&table_lock);
+	return n;
+}
+
+static int epoll_both(int epfd, struct epoll_event *evs, int max, int timeout,
+		      const sigset_t *sigmask)
+{
+	int n, m, i, j, k;
+
+	if (max <= 0 || max > 65536)
+		return syscall(SYS_epoll_pwait, epfd, evs, max, timeout, sigmask,
+			       _NSIG / 8);
+	n = ring_events(epfd, evs, max);
+	if (!n)
+		return syscall(SYS_epoll_pwait, epfd, evs, max, timeout, sigmask,
+			       _NSIG / 8);
+	if (n == max)
+		return n;
+	m = syscall(SYS_epoll_pwait, epfd, evs + n, max - n, 0, sigmask, _NSIG / 8);
+	if (m < 0)
+		return n;
+	/* a socket both sides report once, with the union of its events */
+	for (i = n, k = n; i < n + m; i++) {
+		for (j = 0; j < n; j++)
+			if (evs[j].data.u64 == evs[i].data.u64)
+				break;
+		if (j < n)
+			evs[j].events |= evs[i].events;
+		else
+			evs[k++] = evs[i];
+	}
+	return k;
+}
+
+int epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout)
+{
+	return epoll_both(epfd, evs, max, timeout, NULL);
+}
+
+int epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout,
+		const sigset_t *sigmask)
+{
+	return epoll_both(epfd, evs, max, timeout, sigmask);
 }
