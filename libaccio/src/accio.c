@@ -63,6 +63,8 @@ struct conn {
 	uint32_t zc_len;	/* its size */
 	uint32_t zc_rx;		/* bytes of the held zero-copy RX record */
 	uint64_t ts_seq;	/* engine datagram awaiting its TX stamp, 0: none */
+	uint8_t *bounce;	/* zero-copy receive of a kernel-path datagram */
+	int bounce_held;
 	struct dest dests[NDEST];
 	pthread_mutex_t rx_lock, tx_lock;
 	struct accio_stats st;
@@ -370,6 +372,7 @@ static void conn_drop(int fd)
 	 * Datagrams already queued are sent, as with a kernel socket: wait
 	 * (bounded) until the engine has taken the whole TX ring.
 	 */
+	free(c->bounce);
 	if (c->tx_wptr != c->regs[ACCIO_ROW_TX_RPTR / 8]) {
 		struct accio_wait w = { .dir = ACCIO_WAIT_TX,
 					.need = c->tx_bytes, .timeout_ms = 1000 };
@@ -1008,6 +1011,31 @@ ssize_t accio_zc_send(int fd, void *buf, size_t len,
 	return len;
 }
 
+/* A datagram from the kernel socket into the connection's bounce buffer. */
+static ssize_t zc_kernel(struct conn *c, const void **buf,
+			 struct sockaddr_in *src, uint64_t *hw_time_ns)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	ssize_t n;
+
+	if (!c->bounce && !(c->bounce = malloc(65536))) {
+		errno = ENOMEM;
+		return -1;
+	}
+	n = syscall(SYS_recvfrom, c->fd, c->bounce, 65536, MSG_DONTWAIT, &sa, &sl);
+	if (n < 0)
+		return -1;
+	*buf = c->bounce;
+	c->bounce_held = 1;
+	if (src)
+		*src = sa;
+	if (hw_time_ns)
+		*hw_time_ns = 0;	/* the kernel path's time is not kept */
+	c->st.rx_kernel++;
+	return n;
+}
+
 ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 		      uint64_t *hw_time_ns)
 {
@@ -1027,11 +1055,17 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 		c->regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
 		c->zc_rx = 0;
 	}
+	c->bounce_held = 0;
 	while (rx_empty(c)) {
-		if (fd_nonblock[fd]) {
-			pthread_mutex_unlock(&c->rx_lock);
-			errno = EAGAIN;
-			return -1;
+		if (c->kernel_pending || fd_nonblock[fd]) {
+			/* the kernel socket's datagrams: from a private buffer */
+			ssize_t n = zc_kernel(c, buf, src, hw_time_ns);
+
+			if (n >= 0 || errno != EAGAIN || fd_nonblock[fd]) {
+				pthread_mutex_unlock(&c->rx_lock);
+				return n;
+			}
+			c->kernel_pending = 0;
 		}
 		pthread_mutex_unlock(&c->rx_lock);
 		ready = conn_wait(c, ACCIO_WAIT_RX, 0, 0);
@@ -1040,6 +1074,8 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 			pthread_mutex_unlock(&c->rx_lock);
 			return -1;
 		}
+		if (ready & ACCIO_READY_SOCKET)
+			c->kernel_pending = 1;
 	}
 	rmb_io();
 	ring_read(c->rx, c->rx_bytes, c->rx_rptr, hdr, sizeof(hdr));
@@ -1072,6 +1108,11 @@ int accio_zc_release(int fd, const void *buf)
 		return -1;
 	}
 	pthread_mutex_lock(&c->rx_lock);
+	if (c->bounce_held && buf == c->bounce) {
+		c->bounce_held = 0;
+		pthread_mutex_unlock(&c->rx_lock);
+		return 0;
+	}
 	off = (c->rx_rptr + ACCIO_RX_HDR) & (c->rx_bytes - 1);
 	if (!c->zc_rx || buf != c->rx + off) {
 		pthread_mutex_unlock(&c->rx_lock);
