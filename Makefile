@@ -3,6 +3,7 @@
 #   make demo         install what is missing, build everything, boot the SoC
 #                     and run the demo (UDP echo against a host peer)
 #   make test         all tests (test-model, test-rtl, test-system)
+#   make stress-system N=30 [LOAD=1]   repeat the accelerated-socket tests
 #
 # Heavy outputs are cached under $(ACCIO_CACHE) (default ~/.cache/accio),
 # keyed by a hash of their inputs; build/ holds links to them.
@@ -15,7 +16,7 @@ ACCIO := python3 tools/accio.py
 DEMO_PORT ?= 7777
 
 .PHONY: all demo test test-model test-rtl rtl test-system build bootstrap venv sources \
-	qemu linux userspace image apps regmap regmap-check boot clean
+	qemu linux userspace image apps regmap regmap-check boot clean stress-system stress-boot
 
 all: build
 
@@ -69,6 +70,18 @@ rtl: bootstrap
 
 test-system: build venv
 	$(PY) -m pytest -q tests/system
+
+# Repeat the accelerated-socket tests N times (LOAD=1: every host core busy
+# meanwhile; K=pattern: pytest -k); failing iterations keep their consoles
+# and diagnostics under build/stress/.
+N ?= 30
+stress-system: build venv
+	$(PY) tests/system/stress.py -n $(N) $(if $(LOAD),--load) $(if $(K),-k "$(K)")
+
+# Boot the SoC N times, J at once (the boot hang of OpenSBI's hart-start race).
+J ?= 3
+stress-boot: build venv
+	$(PY) tests/system/stress.py --boots $(N) -j $(J)
 
 clean:
 	rm -rf build

@@ -12,6 +12,7 @@ TARBALL=/usr/src/linux-source-6.1.tar.xz
 [ -f "$TARBALL" ] || { log "missing $TARBALL (run scripts/bootstrap.sh)"; exit 1; }
 key=$( (ls -l --time-style=+ "$TARBALL" | awk '{print $5}'; hash_inputs "$ROOT/kernel-patches" "$0") | sha256sum | cut -c1-16)
 out=$L/Image-$key
+[ -f "$out.map" ] && ln -sf "$out.map" "$ROOT/build/System.map"
 reuse_cached "$out" Image kernel
 
 T=$L/tree
@@ -51,6 +52,10 @@ done < "$ROOT/kernel-patches/config/accio.config"
 log "building Image (jobs=$JOBS)"
 run_logged "$L/build.log" kernel "${MK[@]}" KBUILD_BUILD_TIMESTAMP="2026-01-01 00:00:00 UTC" \
 	KBUILD_BUILD_VERSION=1 KBUILD_BUILD_USER=accio KBUILD_BUILD_HOST=accio Image
+# System.map beside the Image: the host names the functions the harts are
+# in when a guest stops making progress (tools/accio.py diagnostics).
+cp "$B/System.map" "$out.map"
 cp "$B/arch/riscv/boot/Image" "$out.tmp" && mv "$out.tmp" "$out"
 ln -sf "$out" "$ROOT/build/Image"
+ln -sf "$out.map" "$ROOT/build/System.map"
 log "kernel $out"

@@ -17,13 +17,25 @@ Options for boot and run:
   --host-echo PORT  run the host UDP echo server on 127.0.0.1:PORT meanwhile
   --fwd-udp H:G     (user wire) datagrams to 127.0.0.1:H on the host reach
                     the guest's UDP port G, from 10.0.2.2; repeatable
-  --timeout S       give up after S seconds (run only; default 600)
+  --timeout S       give up after S seconds (run only; default 600); on the
+                    way out the host collects diagnostics (see below)
   -v, --verbose     show the console as it boots
+
+Every run keeps the whole console (kernel boot messages included) in
+build/logs/ (ACCIO_LOG_DIR): the latest run as last-run.log, and a run that
+timed out or gave no result under its own name (every run with
+ACCIO_KEEP_LOGS=1). When a guest runs past its limit,
+the host first asks QEMU, over QMP, for each hart's pc (named from
+System.map) and the Accio uncore's state (rows, ring pointers, ready queues,
+ACCEL registers), then asks the guest for accio-diag (tasks, row fds,
+interrupts, blocked tasks) and finally sends serial BREAK + sysrq w/l/t,
+which answers even when user space cannot.
 
 The guest reaches the host at 10.0.2.2 with the user wire; a host server
 listening on 127.0.0.1:PORT is 10.0.2.2:PORT to the guest.
 """
 import argparse
+import json
 import os
 import re
 import shlex
@@ -69,9 +81,12 @@ def artefacts():
 
 
 def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
-                 interactive=False, cmdline_extra="", fwd_udp=()):
+                 interactive=False, cmdline_extra="", fwd_udp=(), qmp=None):
     a = artefacts()
-    append = "console=ttyS0 " + ("" if interactive else "quiet loglevel=3 ")
+    # Boot messages go to the console in full: run() keeps them in the log
+    # (a boot that stops shows where); the guest's init quiets the console
+    # (console loglevel 3) before the script's output starts.
+    append = "console=ttyS0 "
     append += "accio.ip=10.0.2.15/24 accio.gw=10.0.2.2 " + cmdline_extra
     cmd = [a["qemu"], "-M", "virt", "-smp", str(smp), "-m", mem,
            "-bios", a["bios"], "-kernel", a["kernel"], "-initrd", initrd or a["initrd"],
@@ -79,7 +94,10 @@ def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
     if interactive:
         cmd += ["-nographic"]
     else:
-        cmd += ["-display", "none", "-serial", "stdio", "-monitor", "none"]
+        cmd += ["-display", "none", "-chardev", "stdio,id=con0,signal=off",
+                "-serial", "chardev:con0", "-monitor", "none"]
+        if qmp:
+            cmd += ["-qmp", f"unix:{qmp},server=on,wait=off"]
     if icount is not None:
         # Fixed guest randomness (the devicetree's rng-seed) and an RTC on
         # the virtual clock, so that equal runs execute equal instructions.
@@ -180,48 +198,268 @@ def free_udp_port():
         return s.getsockname()[1]
 
 
-def run(command, smp=4, mem="1G", icount=None, wire="user", timeout=600,
-        verbose=False, cmdline_extra="", qemu_extra=(), fwd_udp=()):
-    """Boot the SoC, run a shell command in the guest, return a Result.
+class QMP:
+    """A minimal QMP client on QEMU's unix socket (diagnostics only)."""
 
-    fwd_udp: (host port, guest port) pairs forwarded on the user wire."""
-    script = initrd_with({"accio/script": (command + "\n").encode()})
-    cmd = qemu_cmdline(smp, mem, icount, wire, script, False, cmdline_extra,
-                       fwd_udp)
-    cmd += list(qemu_extra)
-    t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL)
-    chunks = []
+    def __init__(self, path, timeout=5.0):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(path)
+        self.buf = b""
+        self._read()                        # greeting
+        self.cmd("qmp_capabilities")
 
-    def pump():
-        for raw in iter(lambda: proc.stdout.read1(65536), b""):
-            chunks.append(raw)
+    def _read(self):
+        while b"\n" not in self.buf:
+            data = self.sock.recv(65536)
+            if not data:
+                raise OSError("QMP closed")
+            self.buf += data
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def cmd(self, name, **args):
+        msg = {"execute": name}
+        if args:
+            msg["arguments"] = args
+        self.sock.sendall(json.dumps(msg).encode() + b"\n")
+        while True:
+            r = self._read()
+            if "return" in r:
+                return r["return"]
+            if "error" in r:
+                raise OSError(f"QMP {name}: {r['error'].get('desc')}")
+
+    def hmp(self, line):
+        return self.cmd("human-monitor-command", **{"command-line": line})
+
+    def find(self, qtype, path="/machine", depth=3):
+        """QOM path of the first object of type qtype under path."""
+        for child in self.cmd("qom-list", path=path):
+            t = child.get("type", "")
+            if not t.startswith("child<"):
+                continue
+            sub = f"{path}/{child['name']}"
+            if t == f"child<{qtype}>":
+                return sub
+            if depth > 1:
+                found = self.find(qtype, sub, depth - 1)
+                if found:
+                    return found
+        return None
+
+    def close(self):
+        self.sock.close()
+
+
+def load_symbols(path=None):
+    """Sorted (address, name) text symbols of the kernel's System.map."""
+    path = path or os.path.join(BUILD, "System.map")
+    syms = []
+    try:
+        with open(path) as f:
+            for line in f:
+                a, t, name = line.split()[:3]
+                if t in "tTwW":
+                    syms.append((int(a, 16), name))
+    except OSError:
+        return []
+    syms.sort()
+    return syms
+
+
+def symbolize(pc, syms):
+    """name+offset of a kernel address, or None for user/firmware addresses."""
+    if not syms or pc < syms[0][0] or pc > syms[-1][0] + 0x100000:
+        return None
+    lo, hi = 0, len(syms) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if syms[mid][0] <= pc:
+            lo = mid
+        else:
+            hi = mid - 1
+    return f"{syms[lo][1]}+{pc - syms[lo][0]:#x}"
+
+
+def harts_summary(regs, syms):
+    """One line per hart from 'info registers -a': pc, the last supervisor
+    trap (scause, sepc, stval), sp and ra, kernel addresses named."""
+    def where(v):
+        name = symbolize(v, syms)
+        if name:
+            return f"{v:#x} {name}"
+        return f"{v:#x} ({'user' if v < 0x80000000 else 'firmware/physical'})"
+
+    out = []
+    for block in re.split(r"(?m)^(?=CPU#\d+)", regs):
+        m = re.match(r"CPU#(\d+)", block)
+        if not m:
+            continue
+        r = dict((k, int(v, 16)) for k, v in
+                 re.findall(r"(?:^|\s)(pc|scause|sepc|stval|x2/sp|x1/ra)\s+([0-9a-f]{16})", block))
+        if "pc" not in r:
+            out.append(f"hart {m.group(1)}: pc ?")
+            continue
+        out.append(f"hart {m.group(1)}: pc {where(r['pc'])}; scause {r.get('scause', 0):#x} "
+                   f"sepc {where(r.get('sepc', 0))} stval {r.get('stval', 0):#x}; "
+                   f"sp {r.get('x2/sp', 0):#x} ra {where(r.get('x1/ra', 0))}")
+    return "\n".join(out)
+
+
+def log_dir():
+    d = os.environ.get("ACCIO_LOG_DIR") or os.path.join(BUILD, "logs")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def write_log(name, command, qemu_cmd, console, diag=""):
+    """Keep a run's whole console (and diagnostics) in the log directory."""
+    path = os.path.join(log_dir(), name)
+    with open(path, "w") as f:
+        f.write(f"# command: {command}\n# qemu: {shlex.join(qemu_cmd)}\n\n")
+        f.write(console)
+        if diag:
+            f.write("\n\n# ---- host diagnostics ----\n" + diag + "\n")
+    return path
+
+
+class Guest:
+    """A running SoC: QEMU with the serial console on its stdin/stdout and a
+    QMP socket for the host's diagnostics."""
+
+    def __init__(self, cmd, qmp_path, verbose=False):
+        self.cmd, self.qmp_path = cmd, qmp_path
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.PIPE)
+        self.chunks = []
+        self.regs = ""
+        self.lock = threading.Lock()
+        self.reader = threading.Thread(target=self._pump, args=(verbose,), daemon=True)
+        self.reader.start()
+
+    def _pump(self, verbose):
+        for raw in iter(lambda: self.proc.stdout.read1(65536), b""):
+            with self.lock:
+                self.chunks.append(raw)
             if verbose:
                 sys.stderr.write(raw.decode("utf-8", "replace"))
                 sys.stderr.flush()
 
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
+    def console(self):
+        with self.lock:
+            data = b"".join(self.chunks)
+        return data.decode("utf-8", "replace").replace("\r\n", "\n")
+
+    def type(self, data):
+        try:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass
+
+    def wait_console(self, text, since, timeout):
+        """Wait until text appears in the console after offset since."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and self.proc.poll() is None:
+            if text in self.console()[since:]:
+                return True
+            time.sleep(0.2)
+        return text in self.console()[since:]
+
+    def diagnose(self, reason):
+        """Collect what explains a guest that stopped making progress."""
+        parts = [f"reason: {reason}"]
+        qmp = None
+        try:
+            qmp = QMP(self.qmp_path)
+            st = qmp.cmd("query-status")
+            parts.append(f"qemu status: {st.get('status')}")
+            # Stop the harts so that their pcs are exact, read them, go on.
+            qmp.cmd("stop")
+            regs = qmp.hmp("info registers -a")
+            qmp.cmd("cont")
+            parts.append("-- harts (QEMU)\n" + harts_summary(regs, load_symbols()))
+            self.regs = regs
+            path = qmp.find("accio-uncore")
+            if path:
+                parts.append("-- Accio uncore (QEMU)\n"
+                             + qmp.cmd("qom-get", path=path, property="state").rstrip())
+            parts.append("-- network (QEMU)\n" + qmp.hmp("info network").rstrip())
+        except (OSError, ValueError) as e:
+            parts.append(f"QMP: {e}")
+        # User space first: accio-diag, answered by the guest's init.
+        mark = len(self.console())
+        self.type(b"\n@@ACCIO-DIAG@@\n")
+        if not self.wait_console("@@ACCIO-DIAG-END@@", mark, 15):
+            parts.append("guest: accio-diag did not answer within 15 s")
+        # Then the kernel: serial BREAK + sysrq key, which needs no user space.
+        if qmp:
+            for key in (b"8", b"w", b"l", b"t"):
+                try:
+                    qmp.cmd("chardev-send-break", id="con0")
+                    time.sleep(0.2)
+                    self.type(key)
+                    time.sleep(1.5)
+                except OSError as e:
+                    parts.append(f"sysrq {key.decode()}: {e}")
+                    break
+            time.sleep(2)
+            qmp.close()
+        return "\n".join(parts)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.reader.join(5)
+
+
+def run(command, smp=4, mem="1G", icount=None, wire="user", timeout=600,
+        verbose=False, cmdline_extra="", qemu_extra=(), fwd_udp=()):
+    """Boot the SoC, run a shell command in the guest, return a Result.
+
+    fwd_udp: (host port, guest port) pairs forwarded on the user wire.
+    The whole console is kept in the log directory (log_dir()); on a timeout
+    the diagnostics (Guest.diagnose) are added to it and to the error."""
+    script = initrd_with({"accio/script": (command + "\n").encode()})
+    tmp = tempfile.mkdtemp(prefix="accio-qmp-")
+    qmp_path = os.path.join(tmp, "qmp.sock")
+    cmd = qemu_cmdline(smp, mem, icount, wire, script, False, cmdline_extra,
+                       fwd_udp, qmp=qmp_path)
+    cmd += list(qemu_extra)
+    t0 = time.monotonic()
+    stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}-{int(t0 * 1000) % 100000}"
+    guest = Guest(cmd, qmp_path, verbose)
     try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        reader.join(5)
+        try:
+            guest.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            diag = guest.diagnose(f"guest did not finish within {timeout} s")
+            guest.kill()
+            console = guest.console()
+            path = write_log(f"{stamp}-timeout.log", command, cmd, console,
+                             diag + "\n-- all registers (QEMU info registers -a)\n" + guest.regs)
+            raise AccioError(f"guest did not finish within {timeout} s (log: {path})\n"
+                             f"{diag}\nconsole tail:\n" + console[-6000:])
+        guest.reader.join(10)
+    finally:
+        guest.kill()
         os.unlink(script)
-        console = b"".join(chunks).decode("utf-8", "replace")
-        raise AccioError(f"guest did not finish within {timeout} s; console tail:\n"
-                         + console[-3000:])
-    reader.join(10)
-    os.unlink(script)
+        for f in os.listdir(tmp):
+            os.unlink(os.path.join(tmp, f))
+        os.rmdir(tmp)
     wall = time.monotonic() - t0
-    console = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    console = guest.console()
+    write_log("last-run.log", command, cmd, console)
     start = console.find(BEGIN)
     m = END_RE.search(console, start if start >= 0 else 0)
+    if os.environ.get("ACCIO_KEEP_LOGS") and m:
+        write_log(f"{stamp}-rc{m.group(1)}.log", command, cmd, console)
     if start < 0 or not m:
-        raise AccioError(f"QEMU exited ({proc.returncode}) without a result; console tail:\n"
-                         + console[-3000:])
+        path = write_log(f"{stamp}-noresult.log", command, cmd, console)
+        raise AccioError(f"QEMU exited ({guest.proc.returncode}) without a result "
+                         f"(log: {path}); console tail:\n" + console[-3000:])
     output = console[start + len(BEGIN) + 1:m.start()]
     return Result(int(m.group(1)), output, console, wall)
 

@@ -2,6 +2,8 @@
 /*
  * The Accio uncore model. See accio_uncore.h and hardware/README.md.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -837,6 +839,89 @@ void accio_uncore_link(struct accio_uncore *u, bool up)
 void accio_uncore_set_mac(struct accio_uncore *u, const uint8_t mac[6])
 {
 	memcpy(u->mac, mac, 6);
+}
+
+/* ---- diagnostics -------------------------------------------------------- */
+
+struct sbuf {
+	char *p;
+	size_t len, used;
+};
+
+static void say(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(b->p ? b->p + (b->used < b->len ? b->used : b->len) : NULL,
+		      b->used < b->len ? b->len - b->used : 0, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		b->used += (size_t)n;
+}
+
+size_t accio_uncore_dump(struct accio_uncore *u, char *buf, size_t len)
+{
+	struct sbuf b = { buf, len, 0 };
+	unsigned int h, i, r;
+
+	if (buf && len)
+		buf[0] = 0;
+	say(&b, "uncore ctrl=%#llx rows=%u harts=%u evq count=%u lost=%llu mask=%#llx\n",
+	    (unsigned long long)u->ctrl, u->rows, u->harts, u->evq.count,
+	    (unsigned long long)u->evq_lost, (unsigned long long)u->evq_mask);
+	say(&b, "uncore rx_delivered=%llu tx_sent=%llu ict_misses=%llu prot=%llu "
+	    "malformed=%llu bad_doorbells=%llu fragments=%llu\n",
+	    (unsigned long long)u->rx_delivered, (unsigned long long)u->tx_sent,
+	    (unsigned long long)u->ict_misses, (unsigned long long)u->prot_violations,
+	    (unsigned long long)u->rx_malformed, (unsigned long long)u->bad_doorbells,
+	    (unsigned long long)u->rx_fragments);
+	for (h = 0; h < u->harts; h++) {
+		struct hart *hp = &u->hart[h];
+
+		say(&b, "hart %u accel=%#llx wake=%#llx wake_count=%llu rq count=%u:",
+		    h, (unsigned long long)hp->accel, (unsigned long long)hp->wake,
+		    (unsigned long long)hp->wake_count, hp->rq.count);
+		for (i = 0; i < hp->rq.count; i++) {
+			uint64_t e = hp->rq.v[(hp->rq.head + i) % hp->rq.depth];
+
+			say(&b, " %llu%s",
+			    (unsigned long long)(e & ACCIO_UNCORE_HART_RQ_POP_ROW_MASK),
+			    (e & ACCIO_UNCORE_HART_RQ_POP_TX_MASK) ? "tx" : "rx");
+		}
+		say(&b, "\n");
+	}
+	for (r = 0; r < u->rows; r++) {
+		uint64_t st = *rreg(u, r, ACCIO_UNCORE_ROW_STATE);
+
+		if (!(st & ACCIO_UNCORE_ROW_STATE_ENABLED_MASK))
+			continue;
+		say(&b, "row %u state=%#llx%s%s%s%s asid=%llu local=%#llx remote=%#llx "
+		    "rx w=%llu r=%llu size=%llu pkts=%llu drops=%llu "
+		    "tx w=%llu r=%llu size=%llu pkts=%llu errors=%llu%s prot=%llu\n", r,
+		    (unsigned long long)st,
+		    (st & ACCIO_UNCORE_ROW_STATE_ACCEL_MASK) ? " accel" : "",
+		    (st & ACCIO_UNCORE_ROW_STATE_RX_SUSP_MASK) ? " rx-susp" : "",
+		    (st & ACCIO_UNCORE_ROW_STATE_TX_SUSP_MASK) ? " tx-susp" : "",
+		    (st & ACCIO_UNCORE_ROW_STATE_INTR_MASK) ? " intr" : "",
+		    (unsigned long long)*rreg(u, r, ACCIO_UNCORE_ROW_OWNER_ASID),
+		    (unsigned long long)*rreg(u, r, ACCIO_UNCORE_ROW_LOCAL),
+		    (unsigned long long)*rreg(u, r, ACCIO_UNCORE_ROW_REMOTE),
+		    (unsigned long long)*rreg(u, r, ACCIO_UNCORE_ROW_RX_WPTR),
+		    (unsigned long long)*rreg(u, r, ACCIO_UNCORE_ROW_RX_RPTR),
+		    (unsigned long long)*rreg(u, r, ACCIO_UNCORE_ROW_RX_SIZE),
+		    (unsigned long long)*rreg(u, r, ACCIO_UNCORE_ROW_RX_PKTS),
+		    (unsigned long long)*rreg(u, r, ACCIO_UNCORE_ROW_RX_DROPS),
+		    (unsigned long long)*rreg(u, r, ACCIO_UNCORE_ROW_TX_WPTR),
+		    (unsigned long long)*rreg(u, r, ACCIO_UNCORE_ROW_TX_RPTR),
+		    (unsigned long long)*rreg(u, r, ACCIO_UNCORE_ROW_TX_SIZE),
+		    (unsigned long long)*rreg(u, r, ACCIO_UNCORE_ROW_TX_PKTS),
+		    (unsigned long long)*rreg(u, r, ACCIO_UNCORE_ROW_TX_ERRORS),
+		    u->tx_wait[r] ? " doorbell-waits-for-nic" : "",
+		    (unsigned long long)*rreg(u, r, ACCIO_UNCORE_ROW_PROT_FAULTS));
+	}
+	return b.used;
 }
 
 uint64_t accio_uncore_window(const struct accio_uncore *u)

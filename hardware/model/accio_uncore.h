@@ -100,4 +100,13 @@ void accio_uncore_tx_resume(struct accio_uncore *u);
 /* The station (source) MAC address used for transmitted frames. */
 void accio_uncore_set_mac(struct accio_uncore *u, const uint8_t mac[6]);
 
+/*
+ * Diagnostics: the live state as text (global counters, each hart's ACCEL
+ * and WAKE registers and ready-queue entries, every enabled row's state
+ * bits, owner and ring pointers). Writes at most len bytes including the
+ * terminating NUL (buf may be NULL when len is 0) and returns the length
+ * the whole text needs, like snprintf.
+ */
+size_t accio_uncore_dump(struct accio_uncore *u, char *buf, size_t len);
+
 #endif /* ACCIO_UNCORE_H */

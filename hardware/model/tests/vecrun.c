@@ -283,6 +283,15 @@ static int run_file(const char *path)
 
 			if (l >= MAX_LINES || !!h.irq[l] != !!want)
 				fail(&h, "irq %s: expected level %s", tok[1], tok[2]);
+		} else if (!strcmp(tok[0], "dump") && ntok == 1) {
+			size_t need = accio_uncore_dump(u, NULL, 0) + 1;
+			char *text = malloc(need);
+
+			if (text) {
+				accio_uncore_dump(u, text, need);
+				fputs(text, stdout);
+				free(text);
+			}
 		} else if (!strcmp(tok[0], "link") && ntok == 2) {
 			accio_uncore_link(u, !strcmp(tok[1], "up"));
 		} else {

@@ -182,6 +182,21 @@ static void accio_uncore_unrealize(DeviceState *dev)
     g_free(s->irq);
 }
 
+/*
+ * The "state" property: the model's live state as text (rows, ring
+ * pointers, ready queues, ACCEL/WAKE registers), for a host that diagnoses
+ * a guest which stopped: QMP qom-get works whatever the guest is doing.
+ */
+static char *accio_uncore_get_state(Object *obj, Error **errp)
+{
+    AccioUncoreState *s = ACCIO_UNCORE(obj);
+    size_t len = accio_uncore_dump(s->model, NULL, 0) + 1;
+    char *text = g_malloc(len);
+
+    accio_uncore_dump(s->model, text, len);
+    return text;
+}
+
 static const Property accio_uncore_properties[] = {
     DEFINE_PROP_UINT32("rows", AccioUncoreState, rows, 64),
     DEFINE_PROP_UINT32("harts", AccioUncoreState, harts, 4),
@@ -196,6 +211,8 @@ static void accio_uncore_class_init(ObjectClass *klass, void *data)
     dc->desc = "Accio uncore (ICT, ready queues, UDP offload engine)";
     device_class_set_legacy_reset(dc, accio_uncore_reset_hold);
     device_class_set_props(dc, accio_uncore_properties);
+    object_class_property_add_str(klass, "state", accio_uncore_get_state,
+                                  NULL);
 }
 
 static const TypeInfo accio_uncore_type_info = {
