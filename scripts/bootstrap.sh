@@ -53,4 +53,14 @@ fi
 if ! dpkg-query -W -f='${Status}' python3-pycotap 2>/dev/null | grep -q "install ok installed"; then
 	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -t bookworm-backports python3-pycotap
 fi
+# OpenSBI 1.1 (bookworm) publishes a hart-start request (HSM state
+# START_PENDING) before it stores the start address: a hart that wakes in between jumps to
+# the stale cold-boot address and runs the kernel's primary boot path a
+# second time under the running kernel, which then hangs silently before its
+# console is up (seen in about 1 boot in 150 with the host loaded). Take the
+# firmware from bookworm-backports (1.5), which stores the address first.
+if ! dpkg --compare-versions "$(dpkg-query -W -f='${Version}' opensbi 2>/dev/null || echo 0)" ge 1.5; then
+	echo "[bootstrap] installing opensbi from bookworm-backports (hart-start race in older firmware)"
+	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -t bookworm-backports opensbi
+fi
 echo "[bootstrap] packages ready"
