@@ -103,9 +103,9 @@ def test_blocking_recv_and_full_tx_ring_are_woken_by_the_ready_queue():
 
 def test_bad_input_isolation_and_zero_copy():
     with accio.HostEcho() as echo:
-        r = accio.run(f"timeout 60 accio_selftest errors && "
-                      f"timeout 60 accio_selftest isolate 10.0.2.2 {echo.port} && "
-                      f"timeout 60 accio_selftest zc 10.0.2.2 {echo.port} 200", timeout=TIMEOUT)
+        r = accio.run(f"accio-timeout 60 accio_selftest errors && "
+                      f"accio-timeout 60 accio_selftest isolate 10.0.2.2 {echo.port} && "
+                      f"accio-timeout 60 accio_selftest zc 10.0.2.2 {echo.port} 200", timeout=TIMEOUT)
     assert r.rc == 0, r.output + r.console[-2000:]
     assert "FAIL" not in r.output
     for name in ("tcp-socket", "unbound", "bad-version", "bad-ring-size", "double",
@@ -162,10 +162,10 @@ def test_posix_calls_return_what_linux_returns():
     and errno, with the same data, readiness and flags."""
     with accio.HostEcho() as echo:
         sc = f"sockcheck 10.0.2.2 {echo.port}"
-        r = accio.run(f"echo '@@run linux@@'; timeout 60 {sc};"
-                      f"echo '@@run ring@@'; {PRELOAD} timeout 60 {sc} 2>&1;"
+        r = accio.run(f"echo '@@run linux@@'; accio-timeout 60 {sc};"
+                      f"echo '@@run ring@@'; {PRELOAD} accio-timeout 60 {sc} 2>&1;"
                       f"echo '@@run mmio@@'; {PRELOAD} ACCIO_MMIO_TX_MAX=1472 "
-                      f"timeout 60 {sc} 2>&1", timeout=TIMEOUT)
+                      f"accio-timeout 60 {sc} 2>&1", timeout=TIMEOUT)
     assert r.rc == 0, r.output + r.console[-2000:]
     runs = sockcheck_runs(r.output)
     linux = runs["linux"]
