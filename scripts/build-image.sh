@@ -36,5 +36,16 @@ done < "$ROOT/buildroot-config/packages.txt"
 
 (cd "$R" && find . -print0 | LC_ALL=C sort -z | \
 	cpio --null -o -H newc --owner 0:0 --quiet --reproducible) | gzip -9n > "$B/initramfs.cpio.gz.tmp"
+# Debian's riscv64 packages (buildroot-config/debian-packages.txt) as a second,
+# uncompressed archive after the first: the kernel unpacks both at boot.
+# Cached by package versions (scripts/debian.py); paths the musl image has
+# are left out of it.
+python3 "$ROOT/scripts/debian.py" layer --list "$ROOT/buildroot-config/debian-packages.txt" \
+	--skip-root "$R" -o "$B/debian.cpio"
+if [ -s "$B/debian.cpio" ]; then
+	pad=$(( (4 - $(stat -c %s "$B/initramfs.cpio.gz.tmp") % 4) % 4 ))
+	head -c "$pad" /dev/zero >> "$B/initramfs.cpio.gz.tmp"
+	cat "$B/debian.cpio" >> "$B/initramfs.cpio.gz.tmp"
+fi
 mv "$B/initramfs.cpio.gz.tmp" "$B/initramfs.cpio.gz"
-log "initramfs $(du -h "$B/initramfs.cpio.gz" | cut -f1) ($(find "$R" -type f | wc -l) files)"
+log "initramfs $(du -h "$B/initramfs.cpio.gz" | cut -f1) ($(find "$R" -type f | wc -l) musl-image files + $(du -h "$B/debian.cpio" | cut -f1) Debian layer)"

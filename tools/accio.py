@@ -17,6 +17,10 @@ Options for boot and run:
   --host-echo PORT  run the host UDP echo server on 127.0.0.1:PORT meanwhile
   --fwd-udp H:G     (user wire) datagrams to 127.0.0.1:H on the host reach
                     the guest's UDP port G, from 10.0.2.2; repeatable
+  --add HOST:GUEST  put a host file or folder into the guest at
+                    the absolute path GUEST, modes and symlinks kept; repeatable
+  --pkg NAME        an extra Debian riscv64 package (trixie) for
+                    this run, with its dependencies; repeatable
   --timeout S       give up after S seconds (run only; default 600); on the
                     way out the host collects diagnostics (see below)
   -v, --verbose     show the console as it boots
@@ -40,6 +44,7 @@ import os
 import re
 import shlex
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -120,19 +125,27 @@ def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
     return cmd
 
 
-def newc_archive(files):
-    """An uncompressed cpio (newc) archive of {path: bytes}, directories implied."""
+def newc_archive(files, entries=()):
+    """An uncompressed cpio (newc) archive of {path: bytes} (mode 0644) and
+    entries (path, mode, data): mode with its file type bits, data the
+    contents or, for a symlink, the target. Parent directories are implied."""
     out, ino = bytearray(), 1
-    entries = []
-    for path in sorted(files):
+    items = {p: (0o100644, d) for p, d in files.items()}
+    for path, mode, data in entries:
+        items[path.strip("/")] = (mode, data)
+    listed = []
+    seen = set()
+    for path in sorted(items):
         parts = path.split("/")
         for i in range(1, len(parts)):
             d = "/".join(parts[:i])
-            if (d, None) not in entries:
-                entries.append((d, None))
-        entries.append((path, files[path]))
-    for name, data in entries + [("TRAILER!!!", b"")]:
-        mode = 0o040755 if data is None else (0o100644 if name != "TRAILER!!!" else 0)
+            if d not in seen and d not in items:
+                seen.add(d)
+                listed.append((d, 0o040755, b""))
+        if path not in seen:
+            seen.add(path)
+            listed.append((path, *items[path]))
+    for name, mode, data in listed + [("TRAILER!!!", 0, b"")]:
         data = data or b""
         nb = name.encode() + b"\0"
         hdr = "070701" + "".join(f"{v:08x}" for v in (
@@ -145,16 +158,72 @@ def newc_archive(files):
     return bytes(out)
 
 
-def initrd_with(files):
-    """A temporary initrd: the image's initramfs followed by an archive of files."""
+def host_entries(host, guest):
+    """cpio entries for a host file or folder placed at guest path (modes
+    and symlinks kept), for run(add=...)."""
+    if not os.path.lexists(host):
+        raise AccioError(f"--add: {host} does not exist")
+    guest = guest.strip("/")
+    if not guest:
+        raise AccioError(f"--add: {host}: the guest path must not be /")
+    out = []
+
+    def one(path, dest):
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            out.append((dest, stat.S_IFLNK | 0o777, os.readlink(path).encode()))
+        elif stat.S_ISDIR(st.st_mode):
+            out.append((dest, stat.S_IFDIR | stat.S_IMODE(st.st_mode), b""))
+            for n in sorted(os.listdir(path)):
+                one(os.path.join(path, n), f"{dest}/{n}")
+        elif stat.S_ISREG(st.st_mode):
+            with open(path, "rb") as f:
+                out.append((dest, stat.S_IFREG | stat.S_IMODE(st.st_mode), f.read()))
+        else:
+            raise AccioError(f"--add: {path}: only files, folders and symlinks")
+
+    one(host, guest)
+    return out
+
+
+def parse_add(spec):
+    """HOST_PATH:GUEST_PATH (the guest path absolute) -> (host, guest)."""
+    host, sep, guest = spec.rpartition(":")
+    if not sep or not host or not guest.startswith("/"):
+        raise AccioError(f"--add {spec!r}: expected HOST_PATH:/GUEST_PATH")
+    return host, guest
+
+
+def debian_layer(pkgs):
+    """An uncompressed cpio of Debian packages pkgs (and what they pull in)
+    that the image does not already hold (scripts/debian.py)."""
+    out = tempfile.NamedTemporaryFile(prefix="accio-debian-", suffix=".cpio", delete=False)
+    out.close()
+    cmd = [sys.executable, os.path.join(ROOT, "scripts", "debian.py"), "layer", "-o", out.name,
+           "--minus-list", os.path.join(ROOT, "buildroot-config", "debian-packages.txt"),
+           "--skip-root", os.path.join(BUILD, "rootfs")]
+    for p in pkgs:
+        cmd += ["--pkg", p]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        os.unlink(out.name)
+        raise AccioError(f"--pkg {' '.join(pkgs)}: {r.stderr.strip()}")
+    return out.name
+
+
+def initrd_with(files, layers=(), entries=()):
+    """A temporary initrd: the image's initramfs, then the given layers
+    (uncompressed cpio archives, e.g. extra Debian packages), then an
+    archive of files."""
     base = artefacts()["initrd"]
     f = tempfile.NamedTemporaryFile(prefix="accio-initrd-", suffix=".cpio", delete=False)
-    with open(base, "rb") as b:
-        data = b.read()
     # The kernel looks for an uncompressed archive only at 4-byte offsets
     # and skips zero padding between archives.
-    f.write(data + b"\0" * (-len(data) % 4))
-    f.write(newc_archive(files))
+    for part in (base, *layers):
+        with open(part, "rb") as b:
+            data = b.read()
+        f.write(data + b"\0" * (-len(data) % 4))
+    f.write(newc_archive(files, entries))
     f.close()
     return f.name
 
@@ -416,13 +485,22 @@ class Guest:
 
 
 def run(command, smp=4, mem="1G", icount=None, wire="user", timeout=600,
-        verbose=False, cmdline_extra="", qemu_extra=(), fwd_udp=()):
+        verbose=False, cmdline_extra="", qemu_extra=(), fwd_udp=(), add=(), pkgs=()):
     """Boot the SoC, run a shell command in the guest, return a Result.
 
     fwd_udp: (host port, guest port) pairs forwarded on the user wire.
+    add: (host path, guest path) pairs: files and folders put into the guest
+    (modes and symlinks kept). pkgs: extra Debian riscv64 packages for this
+    run (with their dependencies).
     The whole console is kept in the log directory (log_dir()); on a timeout
     the diagnostics (Guest.diagnose) are added to it and to the error."""
-    script = initrd_with({"accio/script": (command + "\n").encode()})
+    entries = [e for h, g in add for e in host_entries(h, g)]
+    layers = [debian_layer(list(pkgs))] if pkgs else []
+    try:
+        script = initrd_with({"accio/script": (command + "\n").encode()}, layers, entries)
+    finally:
+        for layer in layers:
+            os.unlink(layer)
     tmp = tempfile.mkdtemp(prefix="accio-qmp-")
     qmp_path = os.path.join(tmp, "qmp.sock")
     cmd = qemu_cmdline(smp, mem, icount, wire, script, False, cmdline_extra,
@@ -481,6 +559,8 @@ def main(argv=None):
         p.add_argument("--wire", default="user")
         p.add_argument("--host-echo", type=int, default=None, metavar="PORT")
         p.add_argument("--fwd-udp", action="append", default=[], metavar="H:G")
+        p.add_argument("--add", action="append", default=[], metavar="HOST:GUEST")
+        p.add_argument("--pkg", action="append", default=[], metavar="NAME")
         if name == "run":
             p.add_argument("--timeout", type=float, default=600)
             p.add_argument("-v", "--verbose", action="store_true")
@@ -499,14 +579,25 @@ def main(argv=None):
     echo = HostEcho(a.host_echo) if a.host_echo is not None else None
     try:
         if a.verb == "boot":
-            return subprocess.call(qemu_cmdline(a.smp, a.mem, a.icount, a.wire,
-                                                None, True, "", fwd))
+            initrd = None
+            if a.add or a.pkg:
+                entries = [e for x in a.add for e in host_entries(*parse_add(x))]
+                layers = [debian_layer(a.pkg)] if a.pkg else []
+                initrd = initrd_with({}, layers, entries)
+                for layer in layers:
+                    os.unlink(layer)
+            try:
+                return subprocess.call(qemu_cmdline(a.smp, a.mem, a.icount, a.wire,
+                                                    initrd, True, "", fwd))
+            finally:
+                if initrd:
+                    os.unlink(initrd)
         command = a.command[1:] if a.command[:1] == ["--"] else a.command
         if not command:
             ap.error("run needs a command")
         text = command[0] if len(command) == 1 else shlex.join(command)
         r = run(text, a.smp, a.mem, a.icount, a.wire, a.timeout, a.verbose,
-                fwd_udp=fwd)
+                fwd_udp=fwd, add=[parse_add(x) for x in a.add], pkgs=a.pkg)
         sys.stdout.write(r.output)
         print(f"[accio] guest exit status {r.rc}, {r.wall_s:.1f} s wall", file=sys.stderr)
         return r.rc

@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""Debian's riscv64 archive as a package source for the guest image.
+
+    python3 scripts/debian.py layer -o build/debian.cpio [--pkg NAME]... [--list FILE]
+        [--skip-root build/rootfs] [--minus-list FILE]
+    python3 scripts/debian.py resolve NAME...     # what a package set pulls in
+
+A private apt configuration (APT::Architecture riscv64, Debian 13 "trixie",
+signed by the host's debian-archive-keyring) keeps its lists and downloads
+under $ACCIO_CACHE/debian; the host's own apt state is never touched. The
+.debs are cached by name and version (apt's file names), and a layer - the
+unpacked packages as an uncompressed cpio (newc) archive - is cached under a
+hash of the exact package versions and options, so a second build of the
+same set copies one file.
+
+A layer holds the packages at their Debian paths (glibc's loader and
+libraries in /usr/lib/riscv64-linux-gnu, programs in /usr/bin, configuration
+in /etc) plus the two links the musl image lacks: /lib/ld-linux-riscv64-lp64d.so.1
+(the ELF interpreter of every riscv64 glibc program) and /lib/riscv64-linux-gnu.
+Paths that already exist in the musl image (--skip-root) are left out, so
+busybox, musl and our apps stay as they are; documentation, manuals and
+translations are left out too. The kernel unpacks the archive over the
+image's initramfs at boot (scripts/build-image.sh appends it).
+"""
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+CACHE = os.environ.get("ACCIO_CACHE") or os.path.expanduser("~/.cache/accio")
+D = os.path.join(CACHE, "debian")
+APT = os.path.join(D, "apt")
+DEBS = os.path.join(D, "debs")
+LAYERS = os.path.join(D, "layers")
+SUITE = "trixie"
+MIRROR = "http://deb.debian.org/debian"
+KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+LISTS_MAX_AGE = 7 * 24 * 3600          # refresh the package lists weekly
+LAYER_VERSION = "1"                    # bump when the layout rules change
+DROP = ("usr/share/doc/", "usr/share/man/", "usr/share/info/", "usr/share/locale/",
+        "usr/share/lintian/", "usr/share/bug/")
+
+
+class DebianError(Exception):
+    pass
+
+
+def log(msg):
+    print(f"[debian] {msg}", file=sys.stderr, flush=True)
+
+
+def apt_config():
+    """Write the private apt configuration; returns the environment to run apt with."""
+    for d in ("etc/apt/apt.conf.d", "etc/apt/preferences.d", "etc/apt/sources.list.d",
+              "state/lists/partial", "cache/archives/partial"):
+        os.makedirs(os.path.join(APT, d), exist_ok=True)
+    os.makedirs(os.path.join(DEBS, "partial"), exist_ok=True)
+    status = os.path.join(APT, "status")
+    if not os.path.exists(status):
+        open(status, "w").close()           # nothing installed: resolve everything
+    conf = os.path.join(APT, "apt.conf")
+    with open(conf, "w") as f:
+        f.write(f'''APT::Architecture "riscv64";
+APT::Architectures {{ "riscv64"; }};
+APT::Install-Recommends "false";
+APT::Install-Suggests "false";
+Dir::Etc "{APT}/etc/apt";
+Dir::Etc::Parts "{APT}/etc/apt/apt.conf.d";
+Dir::Etc::Preferences "{APT}/etc/apt/preferences";
+Dir::Etc::PreferencesParts "{APT}/etc/apt/preferences.d";
+Dir::State "{APT}/state";
+Dir::State::status "{status}";
+Dir::Cache "{APT}/cache";
+Dir::Cache::archives "{DEBS}";
+Acquire::Languages "none";
+Debug::NoLocking "true";
+''')
+    with open(os.path.join(APT, "etc/apt/sources.list"), "w") as f:
+        f.write(f"deb [signed-by={KEYRING}] {MIRROR} {SUITE} main\n")
+    return dict(os.environ, APT_CONFIG=conf, LC_ALL="C")
+
+
+def apt(env, *args, check=True):
+    r = subprocess.run(["apt-get", "-q", *args], env=env, capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise DebianError(f"apt-get {' '.join(args)}: {(r.stderr or r.stdout).strip()[-2000:]}")
+    return r
+
+
+def update(env, force=False):
+    lists = [f for f in os.listdir(os.path.join(APT, "state/lists")) if f.endswith("_Packages")]
+    stamp = os.path.join(APT, "updated")
+    fresh = lists and os.path.exists(stamp) and \
+        time.time() - os.path.getmtime(stamp) < LISTS_MAX_AGE
+    if fresh and not force:
+        return
+    log(f"apt-get update ({SUITE}, riscv64)")
+    apt(env, "update")
+    open(stamp, "w").close()
+
+
+def resolve(env, pkgs):
+    """The packages (name, version, arch) that installing pkgs on an empty system takes."""
+    if not pkgs:
+        return []
+    r = apt(env, "-s", "install", *pkgs, check=False)
+    if r.returncode != 0:
+        raise DebianError("cannot resolve " + " ".join(pkgs) + ":\n" +
+                          "\n".join(l for l in (r.stdout + r.stderr).splitlines()
+                                    if l.startswith(("E:", " ", "The following")))[-2000:])
+    out = re.findall(r"^Inst (\S+) \((\S+) .*?\[(\S+)\]\)", r.stdout, re.M)
+    return sorted(set(out))
+
+
+def deb_path(name, version, arch):
+    return os.path.join(DEBS, f"{name}_{version.replace(':', '%3a')}_{arch}.deb")
+
+
+def fetch(env, pkgs, want):
+    missing = [w for w in want if not os.path.exists(deb_path(*w))]
+    if missing:
+        log(f"downloading {len(missing)} packages")
+        apt(env, "install", "--download-only", "-y", *pkgs)
+    still = [w for w in want if not os.path.exists(deb_path(*w))]
+    if still:
+        raise DebianError("not downloaded: " + " ".join(n for n, _, _ in still))
+
+
+def read_list(path):
+    pkgs = []
+    if path and os.path.exists(path):
+        for line in open(path):
+            line = line.split("#", 1)[0].strip()
+            if line:
+                pkgs.extend(line.split())
+    return pkgs
+
+
+def existing_paths(root):
+    """Paths (relative, no leading /) of everything but directories in root."""
+    out = set()
+    if not root:
+        return out
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        for n in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            out.add(os.path.normpath(os.path.join(rel, n)))
+    return out
+
+
+def build_layer(debs, skip, out):
+    """Unpack debs into a staging tree and write it as an uncompressed newc cpio."""
+    stage = tempfile.mkdtemp(prefix="accio-debian-", dir=LAYERS)
+    try:
+        for deb in debs:
+            subprocess.run(["dpkg-deb", "-x", deb, stage], check=True)
+        # Links the musl image does not have: the glibc ELF interpreter and
+        # the multiarch library directory at their /lib paths.
+        lib = os.path.join(stage, "lib")
+        if os.path.isdir(os.path.join(stage, "usr/lib/riscv64-linux-gnu")):
+            if not os.path.lexists(lib):
+                os.makedirs(lib)
+            if os.path.isdir(lib) and not os.path.islink(lib):
+                ld = "ld-linux-riscv64-lp64d.so.1"
+                if not os.path.lexists(os.path.join(lib, ld)):
+                    os.symlink(f"/usr/lib/riscv64-linux-gnu/{ld}", os.path.join(lib, ld))
+                multi = os.path.join(lib, "riscv64-linux-gnu")
+                if not os.path.lexists(multi):
+                    os.symlink("/usr/lib/riscv64-linux-gnu", multi)
+        names = []
+        for dirpath, dirnames, filenames in os.walk(stage):
+            rel = os.path.relpath(dirpath, stage)
+            for n in sorted(dirnames) + sorted(filenames):
+                p = os.path.normpath(os.path.join(rel, n))
+                full = os.path.join(stage, p)
+                is_dir = os.path.isdir(full) and not os.path.islink(full)
+                if (p + "/").startswith(DROP) or any(p.startswith(d) for d in DROP):
+                    continue
+                if not is_dir and p in skip:
+                    continue
+                names.append(p)
+        names.sort()
+        tmp = out + ".tmp"
+        with open(tmp, "wb") as f:
+            subprocess.run(["cpio", "--null", "-o", "-H", "newc", "--owner", "0:0",
+                            "--quiet", "--reproducible"], cwd=stage, check=True,
+                           input=b"".join(n.encode() + b"\0" for n in names), stdout=f)
+        os.replace(tmp, out)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def layer(pkgs, skip_root=None, minus=(), refresh=False):
+    """Path of the cached layer for pkgs (minus the packages that minus pulls in)."""
+    env = apt_config()
+    os.makedirs(LAYERS, exist_ok=True)
+    update(env, refresh)
+    want = resolve(env, pkgs)
+    if minus:
+        have = set(resolve(env, list(minus)))
+        want = [w for w in want if w not in have]
+    skip = existing_paths(skip_root)
+    key = hashlib.sha256("\n".join(
+        [LAYER_VERSION, *(f"{n}={v}={a}" for n, v, a in want), *sorted(skip)]).encode()
+    ).hexdigest()[:16]
+    out = os.path.join(LAYERS, f"layer-{key}.cpio")
+    if os.path.exists(out):
+        return out, want
+    fetch(env, pkgs, want)
+    log(f"unpacking {len(want)} packages into {os.path.basename(out)}")
+    build_layer([deb_path(*w) for w in want], skip, out)
+    return out, want
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="verb", required=True)
+    p = sub.add_parser("layer", help="build (or reuse) a layer and copy it to -o")
+    p.add_argument("-o", "--out", required=True)
+    p.add_argument("--list", help="package list file (one or more names a line, # comments)")
+    p.add_argument("--pkg", action="append", default=[], help="a package (repeatable)")
+    p.add_argument("--minus-list", help="leave out what this list's packages pull in")
+    p.add_argument("--skip-root", help="leave out paths that exist in this tree")
+    p.add_argument("--refresh", action="store_true", help="apt-get update now")
+    r = sub.add_parser("resolve", help="print what installing the packages takes")
+    r.add_argument("pkgs", nargs="+")
+    a = ap.parse_args(argv)
+    try:
+        if a.verb == "resolve":
+            env = apt_config()
+            update(env)
+            for n, v, arch in resolve(env, a.pkgs):
+                print(f"{n} {v} {arch}")
+            return 0
+        pkgs = read_list(a.list) + a.pkg
+        if not pkgs:
+            open(a.out, "wb").close()       # an empty layer: nothing to add
+            return 0
+        path, want = layer(pkgs, a.skip_root, read_list(a.minus_list), a.refresh)
+        shutil.copyfile(path, a.out + ".tmp")
+        os.replace(a.out + ".tmp", a.out)
+        log(f"{len(want)} packages, {os.path.getsize(a.out) >> 20} MiB: {a.out}")
+        return 0
+    except (DebianError, subprocess.CalledProcessError) as e:
+        print(f"debian: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
