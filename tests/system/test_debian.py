@@ -1,0 +1,84 @@
+"""Debian's riscv64 userland in the guest: distribution programs (glibc)
+beside the musl image, a user's own files (--add) and an extra package for
+one run (--pkg), all against peers on the host."""
+import contextlib
+import os
+import re
+import subprocess
+import time
+
+import accio
+
+TIMEOUT = 400
+
+
+@contextlib.contextmanager
+def sockperf_server():
+    """Debian's sockperf (amd64) serving on 127.0.0.1, the guest's 10.0.2.2."""
+    port = accio.free_udp_port()
+    proc = subprocess.Popen(["sockperf", "server", "-i", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(0.5)
+    try:
+        yield port
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+
+
+def test_debian_programs_run_unmodified_against_host_peers():
+    payload = "accio-" + "x" * 200
+    with accio.HostEcho() as echo, sockperf_server() as sp:
+        r = accio.run(
+            f"/lib/ld-linux-riscv64-lp64d.so.1 --version | head -1;"
+            f"echo {payload} | socat -t 2 - UDP:10.0.2.2:{echo.port} > /tmp/socat.out;"
+            f"echo socat=$(cat /tmp/socat.out);"
+            f"echo {payload}-nc | nc.openbsd -u -w 2 10.0.2.2 {echo.port} > /tmp/nc.out;"
+            f"echo nc=$(cat /tmp/nc.out);"
+            f"sockperf ping-pong -i 10.0.2.2 -p {sp} -t 2 -m 64 --no-rdtsc 2>&1 | "
+            f"grep -E 'Total Run|percentile 50.000'", timeout=TIMEOUT)
+    assert r.rc == 0, r.output + r.console[-2000:]
+    out = r.output
+    # glibc programs from Debian, their loader in its Debian path
+    assert re.search(r"^ld\.so \(Debian GLIBC 2\.\d+", out, re.M), out
+    assert f"socat={payload}\n" in out and f"nc={payload}-nc\n" in out, out
+    m = re.search(r"SentMessages=(\d+); ReceivedMessages=(\d+)", out)
+    assert m and int(m.group(2)) > 100 and int(m.group(2)) >= int(m.group(1)) - 2, out
+    assert "percentile 50.000 =" in out
+
+
+def test_add_host_files_and_an_extra_package(tmp_path):
+    # A program built on the host against glibc (Debian's cross compiler),
+    # a folder with modes and a symlink, and iperf3 pulled in for one run.
+    src = tmp_path / "hello.c"
+    src.write_text('#include <stdio.h>\n#include <gnu/libc-version.h>\n'
+                   'int main(void) { printf("glibc=%s\\n", gnu_get_libc_version()); }\n')
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    subprocess.run(["riscv64-linux-gnu-gcc", "-O2", "-o", str(tree / "hello"), str(src)],
+                   check=True)
+    (tree / "sub" / "secret").write_text("s3cret\n")
+    os.chmod(tree / "sub" / "secret", 0o600)
+    os.symlink("hello", tree / "hi")
+    r = accio.run("/opt/t/hello; /opt/t/hi; stat -c '%a %n' /opt/t/sub/secret /opt/t/hello;"
+                  "cat /opt/t/sub/secret; readlink /opt/t/hi; iperf3 --version | head -1",
+                  add=[(str(tree), "/opt/t")], pkgs=["iperf3"], timeout=TIMEOUT)
+    assert r.rc == 0, r.output + r.console[-2000:]
+    assert r.output.count("glibc=2.") == 2, r.output
+    assert "600 /opt/t/sub/secret" in r.output and "755 /opt/t/hello" in r.output, r.output
+    assert "s3cret" in r.output and "\nhello\n" in r.output
+    assert re.search(r"^iperf 3\.\d+", r.output, re.M), r.output
+
+
+def test_bad_add_and_pkg_are_refused_with_a_clear_message(tmp_path):
+    for kw, msg in ((dict(add=[(str(tmp_path / "nope"), "/x")]), "does not exist"),
+                    (dict(pkgs=["no-such-package-accio"]), "no-such-package-accio")):
+        try:
+            accio.run("true", timeout=60, **kw)
+        except accio.AccioError as e:
+            assert msg in str(e), str(e)
+        else:
+            raise AssertionError(f"{kw} was accepted")
+    r = subprocess.run(["python3", os.path.join(accio.ROOT, "tools", "accio.py"), "run",
+                        "--add", "relative", "--", "true"], capture_output=True, text=True)
+    assert r.returncode == 125 and "HOST_PATH:/GUEST_PATH" in r.stderr, r.stderr
