@@ -12,11 +12,13 @@
  * timing: readiness is awaited with poll before every receive that expects
  * data. Exit status 0 when the program ran to the end.
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +28,7 @@
 #include <sys/ioctl.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -113,6 +116,94 @@ static int udp_socket(void)
 		exit(1);
 	}
 	return fd;
+}
+
+/*
+ * epoll_pwait2 is newer than this musl: a weak reference finds libaccio's
+ * when it is preloaded, the system call otherwise.
+ */
+extern int epoll_pwait2(int, struct epoll_event *, int, const struct timespec *,
+			const sigset_t *) __attribute__((weak));
+
+static int pwait2(int ep, struct epoll_event *ev, int max, const struct timespec *ts,
+		  const sigset_t *ss)
+{
+	if (epoll_pwait2)
+		return epoll_pwait2(ep, ev, max, ts, ss);
+	return syscall(SYS_epoll_pwait2, ep, ev, max, ts, ss, _NSIG / 8);
+}
+
+/* Vectored, batched and signal-mask variants of the calls above. */
+static void extra_calls(int fd)
+{
+	struct iovec iov[2];
+	struct mmsghdr mm[3];
+	struct timespec ts = { 3, 0 };
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char b2[3][200];
+	fd_set rd;
+	sigset_t ss;
+	long r;
+	int ep, i;
+
+	sigemptyset(&ss);
+	fill(out, 150, 7);
+	iov[0].iov_base = out;
+	iov[0].iov_len = 100;
+	iov[1].iov_base = out + 100;
+	iov[1].iov_len = 50;
+	CASE("writev-150", writev(fd, iov, 2), "%s", "");
+	r = ppoll(&p, 1, &ts, &ss);
+	report("ppoll-150", r, errno, "revents=%#x", p.revents);
+	iov[0].iov_base = buf;
+	iov[0].iov_len = 60;
+	iov[1].iov_base = buf + 60;
+	iov[1].iov_len = 1000;
+	r = readv(fd, iov, 2);
+	report("readv-150", r, errno, "same=%d", r == 150 && !memcmp(buf, out, 150));
+
+	/* three datagrams out in one call, back in one call */
+	memset(mm, 0, sizeof(mm));
+	for (i = 0; i < 3; i++) {
+		fill(b2[i], 50 + i, 10 + i);
+		iov[0].iov_base = b2[i];
+		iov[0].iov_len = 50 + i;
+		mm[i].msg_hdr.msg_iov = malloc(sizeof(struct iovec));
+		*mm[i].msg_hdr.msg_iov = iov[0];
+		mm[i].msg_hdr.msg_iovlen = 1;
+	}
+	CASE("sendmmsg-3", sendmmsg(fd, mm, 3, 0), "%s", "");
+	FD_ZERO(&rd);
+	FD_SET(fd, &rd);
+	r = pselect(fd + 1, &rd, NULL, NULL, &ts, &ss);
+	report("pselect-mmsg", r, errno, "rd=%d", FD_ISSET(fd, &rd));
+	for (i = 0; i < 3; i++) {
+		mm[i].msg_hdr.msg_iov->iov_base = out + 200 * i;
+		mm[i].msg_hdr.msg_iov->iov_len = 200;
+		mm[i].msg_len = 0;
+	}
+	/* wait for all three (they may arrive one by one) */
+	r = recvmmsg(fd, mm, 3, 0, NULL);
+	report("recvmmsg-3", r, errno, "lens=%u,%u,%u same=%d", mm[0].msg_len, mm[1].msg_len,
+	       mm[2].msg_len, r == 3 && !memcmp(out, b2[0], 50) &&
+	       !memcmp(out + 200, b2[1], 51) && !memcmp(out + 400, b2[2], 52));
+	CASE("recvmmsg-dontwait-empty", recvmmsg(fd, mm, 3, MSG_DONTWAIT, NULL), "%s", "");
+
+	/* epoll_pwait2: a timespec timeout, then a datagram */
+	ep = epoll_create1(0);
+	epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+	ts.tv_sec = 0;
+	ts.tv_nsec = 100000000;
+	CASE("epoll-pwait2-empty", pwait2(ep, &ev, 1, &ts, NULL), "%s", "");
+	ts.tv_sec = 3;
+	CASE("send-20", send(fd, out, 20, 0), "%s", "");
+	r = pwait2(ep, &ev, 1, &ts, &ss);
+	report("epoll-pwait2-20", r, errno, "events=%#x", r == 1 ? ev.events : 0);
+	CASE("recv-20", recv(fd, buf, 100, 0), "%s", "");
+	close(ep);
+	for (i = 0; i < 3; i++)
+		free(mm[i].msg_hdr.msg_iov);
 }
 
 static void readiness(int fd, int ep, const char *tag)
@@ -298,6 +389,25 @@ int main(int argc, char **argv)
 	CASE("write-500", write(fd, out, 500), "%s", "");
 	r = recv(fd, buf, sizeof(buf), 0);
 	report("recv-blocking", r, errno, "same=%d", r == 500 && !memcmp(buf, out, 500));
+
+	/*
+	 * Flags a UDP receive ignores must not move it off the ring: a
+	 * datagram waits for the caller, who asked with MSG_NOSIGNAL (the
+	 * receive timeout bounds the wait if it went to the wrong place).
+	 */
+	tv.tv_sec = 2;
+	tv.tv_usec = 0;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	fill(out, 300, 6);
+	CASE("send-300", send(fd, out, 300, 0), "%s", "");
+	r = recv(fd, buf, sizeof(buf), MSG_NOSIGNAL);
+	report("recv-nosignal", r, errno, "same=%d", r == 300 && !memcmp(buf, out, 300));
+	CASE("send-301", send(fd, out, 301, MSG_NOSIGNAL), "%s", "");
+	r = recv(fd, buf, sizeof(buf), MSG_CMSG_CLOEXEC | MSG_WAITALL);
+	report("recv-cloexec-waitall", r, errno, "same=%d", r == 301 && !memcmp(buf, out, 301));
+	tv.tv_sec = 0;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	extra_calls(fd);
 
 	/* an unconnected socket */
 	fd2 = udp_socket();

@@ -30,6 +30,9 @@ while read -r kind name rest; do
 	overlay) cp -a "$ROOT/buildroot-config/$name/." "$R/" ;;
 	app) install -m 755 "$B/apps/$name" "$R/usr/bin/$name" ;;
 	lib) mkdir -p "$R/usr/lib" && install -m 755 "$B/$name/$name.so" "$R/usr/lib/$name.so" ;;
+	glibc-lib) mkdir -p "$R/usr/lib/riscv64-linux-gnu" && \
+		install -m 755 "$B/$name/glibc/$name.so" "$R/usr/lib/riscv64-linux-gnu/$name.so" ;;
+	glibc-app) install -m 755 "$B/apps/glibc/$name" "$R/usr/bin/$name-glibc" ;;
 	*) log "unknown package kind $kind"; exit 1 ;;
 	esac
 done < "$ROOT/buildroot-config/packages.txt"

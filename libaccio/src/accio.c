@@ -725,7 +725,14 @@ static ssize_t conn_recv(struct conn *c, struct rx_args *a)
 	ssize_t n;
 	int ready;
 
-	if (a->flags & ~(MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC | MSG_WAITALL))
+	/*
+	 * Only flags that change a UDP receive leave the ring: MSG_OOB (an
+	 * error at once) and MSG_ERRQUEUE (the socket's error queue). The
+	 * kernel ignores the others on a datagram socket, so must we: handing
+	 * such a receive to the kernel socket would block there while the
+	 * datagram waits in the ring (sockperf receives with MSG_NOSIGNAL).
+	 */
+	if (a->flags & (MSG_OOB | MSG_ERRQUEUE))
 		return kernel_recv(c, a, a->flags);
 	pthread_mutex_lock(&c->rx_lock);
 	for (;;) {
@@ -1317,7 +1324,12 @@ int fcntl(int fd, int cmd, ...)
 	return r;
 }
 
+/* glibc and musl declare ioctl's request differently */
+#ifdef __GLIBC__
+int ioctl(int fd, unsigned long req, ...)
+#else
 int ioctl(int fd, int req, ...)
+#endif
 {
 	va_list ap;
 	void *arg;
@@ -1357,7 +1369,9 @@ static int rowfd_of(int fd)
 	return c ? c->rowfd : fd;
 }
 
-int poll(struct pollfd *fds, nfds_t n, int timeout)
+/* poll and ppoll: the kernel waits on the row fds of accelerated sockets */
+static int poll_rows(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
+		     const sigset_t *ss)
 {
 	struct timespec ts, *tp = NULL;
 	struct pollfd local[64], *p = n <= 64 ? local : malloc(n * sizeof(*p));
@@ -1372,12 +1386,11 @@ int poll(struct pollfd *fds, nfds_t n, int timeout)
 		p[i] = fds[i];
 		p[i].fd = rowfd_of(fds[i].fd);
 	}
-	if (timeout >= 0) {
-		ts.tv_sec = timeout / 1000;
-		ts.tv_nsec = (timeout % 1000) * 1000000L;
+	if (tmo) {
+		ts = *tmo;		/* the kernel writes back what is left */
 		tp = &ts;
 	}
-	r = syscall(SYS_ppoll, p, n, tp, NULL, _NSIG / 8);
+	r = syscall(SYS_ppoll, p, n, tp, ss, _NSIG / 8);
 	for (i = 0; i < n; i++)
 		fds[i].revents = p[i].revents;
 	if (p != local)
@@ -1385,10 +1398,31 @@ int poll(struct pollfd *fds, nfds_t n, int timeout)
 	return r;
 }
 
-int select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv)
+int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
+	struct timespec ts;
+
+	if (timeout < 0)
+		return poll_rows(fds, n, NULL, NULL);
+	ts.tv_sec = timeout / 1000;
+	ts.tv_nsec = (timeout % 1000) * 1000000L;
+	return poll_rows(fds, n, &ts, NULL);
+}
+
+int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
+	  const sigset_t *ss)
+{
+	return poll_rows(fds, n, tmo, ss);
+}
+
+/* select and pselect: the kernel waits on the row fds of accelerated sockets;
+ * tsp (in and out) is the time left, NULL to wait without limit.
+ */
+static int select_rows(int n, fd_set *rd, fd_set *wr, fd_set *ex,
+		       struct timespec *tsp, const sigset_t *ss)
+{
+	struct { const sigset_t *ss; size_t len; } mask = { ss, _NSIG / 8 };
 	fd_set r2, w2, e2;
-	struct timespec ts, *tp = NULL;
 	int fd, m = 0, r, rf;
 
 	FD_ZERO(&r2);
@@ -1406,19 +1440,10 @@ int select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv)
 		    (ex && FD_ISSET(fd, ex)))
 			m = rf + 1 > m ? rf + 1 : m;
 	}
-	if (tv) {
-		ts.tv_sec = tv->tv_sec;
-		ts.tv_nsec = tv->tv_usec * 1000;
-		tp = &ts;
-	}
 	r = syscall(SYS_pselect6, m, rd ? &r2 : NULL, wr ? &w2 : NULL,
-		    ex ? &e2 : NULL, tp, NULL);
+		    ex ? &e2 : NULL, tsp, ss ? &mask : NULL);
 	if (r < 0)
 		return r;
-	if (tv) {
-		tv->tv_sec = ts.tv_sec;
-		tv->tv_usec = ts.tv_nsec / 1000;
-	}
 	for (fd = 0; fd < n && fd < FD_SETSIZE; fd++) {
 		rf = rowfd_of(fd);
 		if (rd && FD_ISSET(fd, rd) && !FD_ISSET(rf, &r2))
@@ -1429,6 +1454,35 @@ int select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv)
 			FD_CLR(fd, ex);
 	}
 	return r;
+}
+
+int select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv)
+{
+	struct timespec ts;
+	int r;
+
+	if (!tv)
+		return select_rows(n, rd, wr, ex, NULL, NULL);
+	ts.tv_sec = tv->tv_sec;
+	ts.tv_nsec = tv->tv_usec * 1000;
+	r = select_rows(n, rd, wr, ex, &ts, NULL);
+	if (r >= 0) {
+		/* Linux reports the time left */
+		tv->tv_sec = ts.tv_sec;
+		tv->tv_usec = ts.tv_nsec / 1000;
+	}
+	return r;
+}
+
+int pselect(int n, fd_set *rd, fd_set *wr, fd_set *ex,
+	    const struct timespec *tmo, const sigset_t *ss)
+{
+	struct timespec ts;
+
+	if (!tmo)
+		return select_rows(n, rd, wr, ex, NULL, ss);
+	ts = *tmo;		/* pselect leaves the caller's timeout as it is */
+	return select_rows(n, rd, wr, ex, &ts, ss);
 }
 
 int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
@@ -1509,21 +1563,33 @@ static int ring_events(int epfd, struct epoll_event *evs, int max)
 	return n;
 }
 
-static int epoll_both(int epfd, struct epoll_event *evs, int max, int timeout,
-		      const sigset_t *sigmask)
+#ifndef SYS_epoll_pwait2
+#define SYS_epoll_pwait2 441
+#endif
+
+/* The kernel's wait: a timeout in ms, or (ts_form) a timespec, NULL: none. */
+static int epoll_sys(int epfd, struct epoll_event *evs, int max, int timeout,
+		     int ts_form, const struct timespec *ts, const sigset_t *sigmask)
 {
+	if (ts_form)
+		return syscall(SYS_epoll_pwait2, epfd, evs, max, ts, sigmask, _NSIG / 8);
+	return syscall(SYS_epoll_pwait, epfd, evs, max, timeout, sigmask, _NSIG / 8);
+}
+
+static int epoll_both(int epfd, struct epoll_event *evs, int max, int timeout,
+		      int ts_form, const struct timespec *ts, const sigset_t *sigmask)
+{
+	static const struct timespec zero;
 	int n, m, i, j, k;
 
 	if (max <= 0 || max > 65536)
-		return syscall(SYS_epoll_pwait, epfd, evs, max, timeout, sigmask,
-			       _NSIG / 8);
+		return epoll_sys(epfd, evs, max, timeout, ts_form, ts, sigmask);
 	n = ring_events(epfd, evs, max);
 	if (!n)
-		return syscall(SYS_epoll_pwait, epfd, evs, max, timeout, sigmask,
-			       _NSIG / 8);
+		return epoll_sys(epfd, evs, max, timeout, ts_form, ts, sigmask);
 	if (n == max)
 		return n;
-	m = syscall(SYS_epoll_pwait, epfd, evs + n, max - n, 0, sigmask, _NSIG / 8);
+	m = epoll_sys(epfd, evs + n, max - n, 0, ts_form, &zero, sigmask);
 	if (m < 0)
 		return n;
 	/* a socket both sides report once, with the union of its events */
@@ -1541,11 +1607,137 @@ static int epoll_both(int epfd, struct epoll_event *evs, int max, int timeout,
 
 int epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout)
 {
-	return epoll_both(epfd, evs, max, timeout, NULL);
+	return epoll_both(epfd, evs, max, timeout, 0, NULL, NULL);
 }
 
 int epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout,
 		const sigset_t *sigmask)
 {
-	return epoll_both(epfd, evs, max, timeout, sigmask);
+	return epoll_both(epfd, evs, max, timeout, 0, NULL, sigmask);
+}
+
+int epoll_pwait2(int epfd, struct epoll_event *evs, int max,
+		 const struct timespec *tmo, const sigset_t *sigmask)
+{
+	return epoll_both(epfd, evs, max, 0, 1, tmo, sigmask);
+}
+
+/* ---- vectored and batched I/O ------------------------------------------ */
+
+ssize_t readv(int fd, const struct iovec *iov, int n)
+{
+	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = n };
+
+	if (!conn_of(fd))
+		return syscall(SYS_readv, fd, iov, n);
+	return recvmsg(fd, &m, 0);
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = n };
+
+	if (!conn_of(fd))
+		return syscall(SYS_writev, fd, iov, n);
+	return sendmsg(fd, &m, 0);
+}
+
+/* musl and glibc declare the flags of the mmsg calls differently */
+#ifdef __GLIBC__
+#define MMSG_FLAGS int
+#else
+#define MMSG_FLAGS unsigned int
+#endif
+
+/*
+ * recvmmsg on an accelerated socket: one recvmsg per message. As in the
+ * kernel, later messages wait too unless MSG_DONTWAIT or MSG_WAITFORONE is
+ * given, the timeout is checked after each datagram, and an error after
+ * the first datagram ends the batch with the count so far.
+ */
+int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, MMSG_FLAGS flags,
+	     struct timespec *tmo)
+{
+	uint64_t deadline = 0;
+	unsigned int i;
+	int f = (int)flags & ~MSG_WAITFORONE;
+	ssize_t r;
+
+	if (!conn_of(fd))
+		return syscall(SYS_recvmmsg, fd, v, n, flags, tmo);
+	if (tmo)
+		deadline = now_us() + tmo->tv_sec * 1000000ull + tmo->tv_nsec / 1000;
+	for (i = 0; i < n; i++) {
+		r = recvmsg(fd, &v[i].msg_hdr, f);
+		if (r < 0)
+			return i ? (int)i : -1;
+		v[i].msg_len = r;
+		if ((int)flags & MSG_WAITFORONE)
+			f |= MSG_DONTWAIT;
+		if (deadline && now_us() >= deadline)
+			return i + 1;
+	}
+	return n;
+}
+
+int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, MMSG_FLAGS flags)
+{
+	unsigned int i;
+	ssize_t r;
+
+	if (!conn_of(fd) && !(fd >= 0 && fd < MAX_FDS && fd_udp[fd] && !fd_tried[fd]))
+		return syscall(SYS_sendmmsg, fd, v, n, flags);
+	for (i = 0; i < n; i++) {
+		r = sendmsg(fd, &v[i].msg_hdr, (int)flags);
+		if (r < 0)
+			return i ? (int)i : -1;
+		v[i].msg_len = r;
+	}
+	return n;
+}
+
+/* ---- glibc's fortified entry points (_FORTIFY_SOURCE) ------------------ */
+
+#ifdef __GLIBC__
+extern void __chk_fail(void) __attribute__((noreturn));
+#define chk_fail() __chk_fail()
+#else
+#define chk_fail() abort()
+#endif
+
+ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen, int flags)
+{
+	if (len > buflen)
+		chk_fail();
+	return recv(fd, buf, len, flags);
+}
+
+ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags,
+		       struct sockaddr *from, socklen_t *fromlen)
+{
+	if (len > buflen)
+		chk_fail();
+	return recvfrom(fd, buf, len, flags, from, fromlen);
+}
+
+ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
+{
+	if (len > buflen)
+		chk_fail();
+	return read(fd, buf, len);
+}
+
+int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
+{
+	if (fdslen / sizeof(*fds) < n)
+		chk_fail();
+	return poll(fds, n, timeout);
+}
+
+int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
+		const sigset_t *ss, size_t fdslen)
+{
+	if (fdslen / sizeof(*fds) < n)
+		chk_fail();
+	return ppoll(fds, n, tmo, ss);
 }
