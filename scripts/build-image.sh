@@ -43,8 +43,22 @@ done < "$ROOT/buildroot-config/packages.txt"
 # uncompressed archive after the first: the kernel unpacks both at boot.
 # Cached by package versions (scripts/debian.py); paths the musl image has
 # are left out of it.
+# Without the archive (exit status 3: its index cannot be read and no layer
+# was built before), the image is built without the layer, loudly, and
+# build/debian-unavailable says why: the tests that need Debian's programs
+# report themselves skipped with that reason.
+rm -f "$B/debian-unavailable"
+rc=0
 python3 "$ROOT/scripts/debian.py" layer --list "$ROOT/buildroot-config/debian-packages.txt" \
-	--skip-root "$R" -o "$B/debian.cpio"
+	--skip-root "$R" -o "$B/debian.cpio" 2>"$B/debian.err" || rc=$?
+cat "$B/debian.err" >&2
+if [ "$rc" = 3 ]; then
+	log "WARNING: Debian's archive is unavailable; the image has no Debian layer"
+	cp "$B/debian.err" "$B/debian-unavailable"
+	: > "$B/debian.cpio"
+elif [ "$rc" != 0 ]; then
+	exit "$rc"
+fi
 if [ -s "$B/debian.cpio" ]; then
 	pad=$(( (4 - $(stat -c %s "$B/initramfs.cpio.gz.tmp") % 4) % 4 ))
 	head -c "$pad" /dev/zero >> "$B/initramfs.cpio.gz.tmp"

@@ -92,6 +92,11 @@ def apt(env, *args, check=True):
     return r
 
 
+class ArchiveUnavailable(DebianError):
+    """The archive's index could not be read (a mirror in the middle of a sync,
+    no network) and no earlier copy of it is here."""
+
+
 def update(env, force=False):
     lists = [f for f in os.listdir(os.path.join(APT, "state/lists")) if f.endswith("_Packages")]
     stamp = os.path.join(APT, "updated")
@@ -100,8 +105,21 @@ def update(env, force=False):
     if fresh and not force:
         return
     log(f"apt-get update ({SUITE}, riscv64)")
-    apt(env, "update")
-    open(stamp, "w").close()
+    for attempt, pause in enumerate((10, 30, 0)):
+        r = apt(env, "update", check=False)
+        if r.returncode == 0:
+            open(stamp, "w").close()
+            return
+        err = (r.stderr or r.stdout).strip()
+        short = [l for l in err.splitlines() if l.startswith("E:")][:2]
+        log(f"apt-get update failed (try {attempt + 1} of 3): {' / '.join(short)[:300]}")
+        if pause:
+            time.sleep(pause)
+    if lists:
+        log("using the package lists of the last successful update")
+        return
+    raise ArchiveUnavailable("the Debian archive's package index cannot be read now "
+                             "(and none was read before):\n" + err[-1500:])
 
 
 def resolve(env, pkgs):
@@ -196,24 +214,40 @@ def build_layer(debs, skip, out):
 
 
 def layer(pkgs, skip_root=None, minus=(), refresh=False):
-    """Path of the cached layer for pkgs (minus the packages that minus pulls in)."""
+    """Path of the cached layer for pkgs (minus the packages that minus pulls in).
+    Without the archive's index, the last layer built for the same request."""
     env = apt_config()
     os.makedirs(LAYERS, exist_ok=True)
-    update(env, refresh)
+    skip = existing_paths(skip_root)
+    request = hashlib.sha256("\n".join(
+        [LAYER_VERSION, *sorted(pkgs), "--", *sorted(minus), "--", *sorted(skip)]).encode()
+    ).hexdigest()[:16]
+    last = os.path.join(LAYERS, f"last-{request}")
+    try:
+        update(env, refresh)
+    except ArchiveUnavailable:
+        if os.path.exists(last):
+            with open(last) as f:
+                out = f.read().strip()
+            if os.path.exists(out):
+                log(f"archive unavailable: reusing {os.path.basename(out)}")
+                return out, []
+        raise
     want = resolve(env, pkgs)
     if minus:
         have = set(resolve(env, list(minus)))
         want = [w for w in want if w not in have]
-    skip = existing_paths(skip_root)
     key = hashlib.sha256("\n".join(
         [LAYER_VERSION, *(f"{n}={v}={a}" for n, v, a in want), *sorted(skip)]).encode()
     ).hexdigest()[:16]
     out = os.path.join(LAYERS, f"layer-{key}.cpio")
-    if os.path.exists(out):
-        return out, want
-    fetch(env, pkgs, want)
-    log(f"unpacking {len(want)} packages into {os.path.basename(out)}")
-    build_layer([deb_path(*w) for w in want], skip, out)
+    if not os.path.exists(out):
+        fetch(env, pkgs, want)
+        log(f"unpacking {len(want)} packages into {os.path.basename(out)}")
+        build_layer([deb_path(*w) for w in want], skip, out)
+    with open(last + ".tmp", "w") as f:
+        f.write(out + "\n")
+    os.replace(last + ".tmp", last)
     return out, want
 
 
@@ -247,6 +281,9 @@ def main(argv=None):
         os.replace(a.out + ".tmp", a.out)
         log(f"{len(want)} packages, {os.path.getsize(a.out) >> 20} MiB: {a.out}")
         return 0
+    except ArchiveUnavailable as e:
+        print(f"debian: {e}", file=sys.stderr)
+        return 3
     except (DebianError, subprocess.CalledProcessError) as e:
         print(f"debian: {e}", file=sys.stderr)
         return 1

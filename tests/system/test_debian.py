@@ -7,7 +7,13 @@ import re
 import subprocess
 import time
 
+import pytest
+
 import accio
+from conftest import debian_unavailable
+
+pytestmark = pytest.mark.skipif(debian_unavailable() is not None,
+                                reason=str(debian_unavailable()))
 
 TIMEOUT = 400
 GLIBC_PRELOAD = "LD_PRELOAD=/usr/lib/riscv64-linux-gnu/libaccio.so ACCIO_STATS=1"
