@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -232,6 +233,119 @@ static void readiness(int fd, int ep, const char *tag)
 	       r == 1 ? ev.data.fd : -1);
 }
 
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
+/* close_range is newer than this musl: as epoll_pwait2 */
+extern int close_range(unsigned int, unsigned int, int) __attribute__((weak));
+
+static int do_close_range(unsigned int first, unsigned int last)
+{
+	if (close_range)
+		return close_range(first, last, 0);
+	return syscall(SYS_close_range, first, last, 0);
+}
+
+/* A datagram out through one descriptor and its echo in through another. */
+static void echo_via(const char *name, int sfd, int rfd, size_t len, int seed)
+{
+	long r;
+
+	fill(out, len, seed);
+	errno = 0;
+	r = send(sfd, out, len, 0);
+	if (r < 0) {
+		report(name, r, errno, "%s", "");
+		return;
+	}
+	if (!readable(rfd, 3000)) {
+		report(name, -1, ETIMEDOUT, "%s", "");
+		return;
+	}
+	r = recv(rfd, buf, sizeof(buf), 0);
+	report(name, r, errno, "same=%d", r == (long)len && !memcmp(buf, out, len));
+}
+
+/*
+ * Descriptors: duplicates of a socket (dup, dup2, dup3, F_DUPFD) are the
+ * same socket, numbers above 1024 work, close_range and close of some
+ * duplicates leave the others working, and connect(AF_UNSPEC) dissolves
+ * the association. Descriptor numbers the kernel picks are not printed:
+ * the library's row fds take numbers too.
+ */
+static void descriptors(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct sockaddr_in from;
+	struct sockaddr unspec;
+	struct rlimit rl;
+	socklen_t fl;
+	int fd, d1, d4, d5, ep;
+	long r;
+
+	printf("== descriptors\n");
+	getrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur < 2048)
+		rl.rlim_cur = rl.rlim_max < 2048 ? rl.rlim_max : 2048;
+	CASE("rlimit-2048", setrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur == 2048,
+	     "%s", "");
+	fd = udp_socket();
+	CASE("dup-connect", connect(fd, (struct sockaddr *)&peer, sizeof(peer)), "%s", "");
+	d1 = dup(fd);
+	report("dup", d1 >= 0, errno, "%s", "");
+	echo_via("echo-dup-to-orig", d1, fd, 120, 20);
+	echo_via("echo-orig-to-dup", fd, d1, 121, 21);
+	CASE("close-orig", close(fd), "%s", "");
+	echo_via("echo-dup-after-close", d1, d1, 122, 22);
+	CASE("dup2-1500", dup2(d1, 1500), "%s", "");
+	CASE("dup2-same", dup2(1500, 1500), "%s", "");
+	echo_via("echo-1500", 1500, 1500, 123, 23);
+	ep = epoll_create1(0);
+	ev.data.u64 = 1500;
+	CASE("epoll-add-1500", epoll_ctl(ep, EPOLL_CTL_ADD, 1500, &ev), "%s", "");
+	fill(out, 124, 24);
+	CASE("send-1500", send(1500, out, 124, 0), "%s", "");
+	r = epoll_wait(ep, &ev, 1, 3000);
+	report("epoll-1500", r, errno, "events=%#x data=%llu", r == 1 ? ev.events : 0,
+	       r == 1 ? (unsigned long long)ev.data.u64 : 0ULL);
+	r = recv(d1, buf, sizeof(buf), 0);
+	report("recv-dup-of-1500", r, errno, "same=%d", r == 124 && !memcmp(buf, out, 124));
+	close(ep);
+	CASE("dup3-1600-cloexec", dup3(1500, 1600, O_CLOEXEC), "%s", "");
+	CASE("fd-1600-cloexec", fcntl(1600, F_GETFD) & FD_CLOEXEC, "%s", "");
+	CASE("dup3-same", dup3(1600, 1600, 0), "%s", "");
+	echo_via("echo-1500-to-1600", 1500, 1600, 125, 25);
+	d4 = fcntl(d1, F_DUPFD, 1100);
+	report("f-dupfd-1100", d4 >= 1100, errno, "%s", "");
+	d5 = fcntl(d1, F_DUPFD_CLOEXEC, 1200);
+	report("f-dupfd-cloexec-1200", d5 >= 1200, errno, "cloexec=%d",
+	       d5 >= 0 && (fcntl(d5, F_GETFD) & FD_CLOEXEC));
+	echo_via("echo-dupfd", d4, d5, 126, 26);
+	CASE("close-range-1100-1599", do_close_range(1100, 1599), "%s", "");
+	CASE("send-closed-1500", send(1500, out, 10, 0), "%s", "");
+	CASE("send-closed-dupfd", send(d4, out, 10, 0), "%s", "");
+	echo_via("echo-after-close-range", 1600, d1, 127, 27);
+	CASE("close-dup", close(d1), "%s", "");
+	echo_via("echo-1600-alone", 1600, 1600, 128, 28);
+	memset(&unspec, 0, sizeof(unspec));
+	unspec.sa_family = AF_UNSPEC;
+	CASE("connect-unspec", connect(1600, &unspec, sizeof(unspec)), "%s", "");
+	CASE("send-after-unspec", send(1600, out, 10, 0), "%s", "");
+	fill(out, 129, 29);
+	CASE("sendto-after-unspec", sendto(1600, out, 129, 0, (struct sockaddr *)&peer,
+					   sizeof(peer)), "%s", "");
+	report("readable-after-unspec", 0, 0, "yes=%d", readable(1600, 3000));
+	fl = sizeof(from);
+	memset(&from, 0, sizeof(from));
+	r = recvfrom(1600, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
+	report("recvfrom-after-unspec", r, errno, "from_peer=%d same=%d",
+	       from.sin_port == peer.sin_port && from.sin_addr.s_addr == peer.sin_addr.s_addr,
+	       r == 129 && !memcmp(buf, out, 129));
+	CASE("close-1600", close(1600), "%s", "");
+	CASE("send-closed-1600", send(1600, out, 10, 0), "%s", "");
+}
+
 int main(int argc, char **argv)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -432,6 +546,7 @@ int main(int argc, char **argv)
 	CASE("recv-closed", recv(fd, buf, 10, MSG_DONTWAIT), "%s", "");
 	CASE("close-again", close(fd), "%s", "");
 	close(ep);
+	descriptors();
 	printf("done\n");
 	return 0;
 }

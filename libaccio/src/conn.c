@@ -1,0 +1,745 @@
+// SPDX-License-Identifier: MIT
+/*
+ * An accelerated socket: SIOCACCIO gives a row fd, whose mmap gives the
+ * row's register page and the two rings (each mapped twice, back to back,
+ * so that a record never wraps in virtual memory). The receive and
+ * transmit paths, the sleeps in ACCIO_IOC_WAIT and transmit timestamps.
+ *
+ * An accelerated socket keeps its kernel socket as the fallback: datagrams
+ * that arrived before acceleration, and whatever the engine passes to the
+ * normal path, are read from it when the ring is empty; datagrams the
+ * engine cannot send are sent through it. When the row is released while
+ * the socket stays open (connect, fork), the kernel hands the datagrams
+ * still in the RX ring back to the socket.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <time.h>		/* before linux/errqueue.h */
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* ---- the row ------------------------------------------------------------ */
+
+static void conn_unmap(struct conn *c)
+{
+	if (c->regs)
+		munmap((void *)c->regs, 4096);
+	if (c->rx)
+		munmap(c->rx, 2 * c->rx_bytes);
+	if (c->tx)
+		munmap(c->tx, 2 * c->tx_bytes);
+	if (c->rowfd >= 0) {
+		fd_mark_rowfd(c->rowfd, 0);
+		syscall(SYS_close, c->rowfd);
+	}
+}
+
+void stats_fill(struct conn *c, struct accio_stats *st)
+{
+	*st = *c->st;
+	st->row = c->row;
+	st->owner_asid = c->regs[ACCIO_ROW_OWNER_ASID / 8];
+	st->rx_pkts = c->regs[ACCIO_ROW_RX_PKTS / 8];
+	st->rx_bytes = c->regs[ACCIO_ROW_RX_BYTES / 8];
+	st->rx_drops = c->regs[ACCIO_ROW_RX_DROPS / 8];
+	st->tx_pkts = c->regs[ACCIO_ROW_TX_PKTS / 8];
+	st->tx_bytes = c->regs[ACCIO_ROW_TX_BYTES / 8];
+	st->tx_errors = c->regs[ACCIO_ROW_TX_ERRORS / 8];
+	st->prot_faults = c->regs[ACCIO_ROW_PROT_FAULTS / 8];
+}
+
+static uint8_t *map_ring(int rowfd, uint64_t off, uint32_t size)
+{
+	uint8_t *base = mmap(NULL, 2 * (size_t)size, PROT_NONE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (base == MAP_FAILED)
+		return NULL;
+	if (mmap(base, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 rowfd, off) == MAP_FAILED ||
+	    mmap(base + size, size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, rowfd, off) == MAP_FAILED) {
+		munmap(base, 2 * (size_t)size);
+		return NULL;
+	}
+	return base;
+}
+
+/* Hand a bound UDP socket to the uncore. Table lock held. */
+int conn_create(struct sock *s)
+{
+	struct accio_accel a;
+	struct conn *c;
+	void *p;
+
+	memset(&a, 0, sizeof(a));
+	a.version = ACCIO_UAPI_VERSION;
+	a.rx_bytes = accio_ring_bytes;
+	a.tx_bytes = accio_ring_bytes;
+	if (syscall(SYS_ioctl, s->fd, SIOCACCIO, &a) < 0)
+		return -1;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		syscall(SYS_close, a.fd);
+		errno = ENOMEM;
+		return -1;
+	}
+	c->sock = s;
+	c->rowfd = a.fd;
+	c->rx_bytes = a.rx_bytes;
+	c->tx_bytes = a.tx_bytes;
+	c->row = a.row;
+	c->rip = a.remote_ip;
+	c->rport = a.remote_port;
+	c->st = &c->own_st;
+	c->slot = -1;
+	fd_mark_rowfd(a.fd, 1);
+	pthread_mutex_init(&c->rx_lock, NULL);
+	pthread_mutex_init(&c->tx_lock, NULL);
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, a.fd, 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	c->regs = p;
+	c->rx = map_ring(a.fd, a.rx_offset, a.rx_bytes);
+	c->tx = map_ring(a.fd, a.tx_offset, a.tx_bytes);
+	if (!c->rx || !c->tx)
+		goto fail;
+	c->rx_rptr = c->regs[ACCIO_ROW_RX_RPTR / 8];
+	c->tx_wptr = c->regs[ACCIO_ROW_TX_WPTR / 8];
+	c->win_next = c->regs[ACCIO_ROW_MMIO_TX_NEXT / 8];
+	/* datagrams that reached the socket before the row existed */
+	c->kernel_pending = 1;
+	stats_attach(c, s->fd);
+	__atomic_store_n(&s->conn, c, __ATOMIC_RELEASE);
+	epoll_migrate(s, c->rowfd);
+	return 0;
+fail:
+	conn_unmap(c);
+	free(c);
+	return -1;
+}
+
+/* Bind to an ephemeral port if the socket has none yet. */
+int ensure_bound(int fd, uint16_t *lport)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+
+	if (syscall(SYS_getsockname, fd, &sa, &sl) < 0)
+		return -1;
+	if (!sa.sin_port) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sin_family = AF_INET;
+		if (syscall(SYS_bind, fd, &sa, sizeof(sa)) < 0)
+			return -1;
+		sl = sizeof(sa);
+		if (syscall(SYS_getsockname, fd, &sa, &sl) < 0)
+			return -1;
+	}
+	*lport = ntohs(sa.sin_port);
+	return 0;
+}
+
+/*
+ * Policy-driven acceleration, tried once per socket. may_bind: a send may
+ * bind an unbound socket (the kernel would too); a receive may not.
+ */
+void maybe_accelerate(int fd, int may_bind)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	uint16_t lport, rport = 0;
+	struct sock *s = fd_sock_classify(fd);
+	int saved = errno;
+
+	if (!s || s->tried || s->conn)
+		return;
+	if (!may_bind && (syscall(SYS_getsockname, fd, &sa, &sl) < 0 || !sa.sin_port)) {
+		errno = saved;
+		return;
+	}
+	pthread_mutex_lock(&accio_table_lock);
+	if (s->tried || s->conn || fd_sock(fd) != s) {
+		pthread_mutex_unlock(&accio_table_lock);
+		errno = saved;
+		return;
+	}
+	s->tried = 1;
+	sl = sizeof(sa);
+	if (syscall(SYS_getpeername, fd, &sa, &sl) == 0)
+		rport = ntohs(sa.sin_port);
+	if (ensure_bound(fd, &lport) == 0 && policy_wants(lport, rport))
+		conn_create(s);
+	pthread_mutex_unlock(&accio_table_lock);
+	errno = saved;
+}
+
+static void stats_print(struct conn *c)
+{
+	struct accio_stats st;
+	char line[384];
+	int len;
+
+	stats_fill(c, &st);
+	/* one write, so that lines of concurrent processes stay whole */
+	len = snprintf(line, sizeof(line),
+		"accio: fd=%d row=%u rx_pkts=%llu tx_pkts=%llu rx_drops=%llu "
+		"rx_ring=%llu tx_ring=%llu tx_mmio=%llu rx_kernel=%llu "
+		"tx_kernel=%llu waits=%llu prot_faults=%llu\n",
+		c->sock->fd, st.row, (unsigned long long)st.rx_pkts,
+		(unsigned long long)st.tx_pkts,
+		(unsigned long long)st.rx_drops,
+		(unsigned long long)st.rx_ring,
+		(unsigned long long)st.tx_ring,
+		(unsigned long long)st.tx_mmio,
+		(unsigned long long)st.rx_kernel,
+		(unsigned long long)st.tx_kernel,
+		(unsigned long long)st.waits,
+		(unsigned long long)st.prot_faults);
+	if (len > 0)
+		syscall(SYS_write, 2, line, (size_t)len);
+}
+
+/*
+ * The socket leaves the fast path (table lock held): datagrams already in
+ * the TX ring are sent, as with a kernel socket (bounded wait until the
+ * engine has taken the ring); closing the row fd frees the row, and the
+ * kernel gives datagrams still in the RX ring back to the socket if it
+ * stays open. closing: the socket's last descriptor goes too.
+ */
+void conn_release(struct sock *s, int closing)
+{
+	struct conn *c = __atomic_exchange_n(&s->conn, NULL, __ATOMIC_ACQ_REL);
+
+	if (!c)
+		return;
+	free(c->bounce);
+	if (c->tx_wptr != c->regs[ACCIO_ROW_TX_RPTR / 8]) {
+		struct accio_wait w = { .dir = ACCIO_WAIT_TX,
+					.need = c->tx_bytes, .timeout_ms = 1000 };
+
+		syscall(SYS_ioctl, c->rowfd, ACCIO_IOC_WAIT, &w);
+	}
+	if (accio_print_stats)
+		stats_print(c);
+	stats_detach(c);
+	if (!closing)
+		epoll_restore(s, c->rowfd);
+	conn_unmap(c);
+	free(c);
+}
+
+/* ---- rings ------------------------------------------------------------ */
+
+/* The rings are mapped twice in a row: a record never needs splitting. */
+void ring_read(const uint8_t *ring, uint32_t size, uint64_t ptr,
+		      void *dst, size_t len)
+{
+	memcpy(dst, ring + (ptr & (size - 1)), len);
+}
+
+void ring_write(uint8_t *ring, uint32_t size, uint64_t ptr,
+		       const void *src, size_t len)
+{
+	memcpy(ring + (ptr & (size - 1)), src, len);
+}
+
+/* Stores to the ring reach memory before the MMIO store that publishes. */
+static inline void wmb_io(void)
+{
+#if defined(__riscv)
+	__asm__ volatile("fence w,o" ::: "memory");
+#else
+	__sync_synchronize();
+#endif
+}
+
+void rmb_io(void)
+{
+#if defined(__riscv)
+	__asm__ volatile("fence i,r" ::: "memory");
+#else
+	__sync_synchronize();
+#endif
+}
+
+uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000ull + ts.tv_nsec / 1000;
+}
+
+/* The deadline (in now_us() time) of a blocking call, 0 for none. */
+static uint64_t deadline_of(int timeo_ms)
+{
+	return timeo_ms > 0 ? now_us() + timeo_ms * 1000ull : 0;
+}
+
+/*
+ * Sleep in the kernel until a side is ready or the deadline passes (the
+ * socket's SO_RCVTIMEO/SO_SNDTIMEO); returns ACCIO_READY_* or -1 (EAGAIN
+ * at the deadline, EINTR for a signal when a timeout is set, as Linux).
+ */
+int conn_wait(struct conn *c, int dir, uint32_t need, uint64_t deadline)
+{
+	struct accio_wait w = { .dir = dir, .need = need, .timeout_ms = -1 };
+	uint64_t now;
+
+	if (deadline) {
+		now = now_us();
+		if (now >= deadline) {
+			errno = EAGAIN;
+			return -1;
+		}
+		w.timeout_ms = (deadline - now + 999) / 1000;
+	}
+	c->st->waits++;
+	if (syscall(SYS_ioctl, c->rowfd, ACCIO_IOC_WAIT, &w) < 0)
+		return -1;
+	return w.ready;
+}
+
+/* Buffers in the first page are never valid: EFAULT, as from the kernel. */
+static int bad_iov(const struct iovec *iov, int iovcnt)
+{
+	int i;
+
+	for (i = 0; i < iovcnt; i++)
+		if (iov[i].iov_len && (uintptr_t)iov[i].iov_base < 4096)
+			return 1;
+	return 0;
+}
+
+int rx_empty(struct conn *c)
+{
+	return c->regs[ACCIO_ROW_RX_WPTR / 8] == c->rx_rptr;
+}
+
+/* ---- transmit timestamps ---------------------------------------------- */
+
+/*
+ * SOF_TIMESTAMPING_TX_HARDWARE: the engine writes TX_TSTAMP together with
+ * the TX_PKTS increment of each frame it sends for the row, so the stamp of
+ * datagram number k is readable while TX_PKTS == k. The library keeps one
+ * outstanding stamp per socket, the most recent datagram's.
+ */
+void tx_stamp_want(struct conn *c)
+{
+	if (c->sock->tstamp & SOF_TIMESTAMPING_TX_HARDWARE)
+		c->ts_seq = c->st->tx_ring + c->st->tx_mmio;
+}
+
+/* The stamp of datagram seq: 1 found, 0 not sent yet, -1 gone (overwritten). */
+static int tx_stamp_read(struct conn *c, uint64_t seq, uint64_t *ns)
+{
+	uint64_t a, b;
+	int tries;
+
+	for (tries = 0; tries < 4; tries++) {
+		a = c->regs[ACCIO_ROW_TX_PKTS / 8];
+		*ns = c->regs[ACCIO_ROW_TX_TSTAMP / 8];
+		b = c->regs[ACCIO_ROW_TX_PKTS / 8];
+		if (a != b)
+			continue;
+		return a == seq ? 1 : a < seq ? 0 : -1;
+	}
+	return 0;
+}
+
+/*
+ * recvmsg(MSG_ERRQUEUE): the transmit timestamp as Linux reports it with
+ * SOF_TIMESTAMPING_OPT_TSONLY: no payload, an SCM_TIMESTAMPING message
+ * (hardware time in ts[2]) and an IP_RECVERR message of origin
+ * SO_EE_ORIGIN_TIMESTAMPING. Stamps of datagrams the kernel sent are in
+ * the kernel's error queue.
+ */
+ssize_t errqueue_recv(struct conn *c, struct msghdr *msg, int flags)
+{
+	struct sock_extended_err ee;
+	struct timespec ts[3];
+	struct cmsghdr *cm;
+	uint64_t ns;
+	int r;
+
+	pthread_mutex_lock(&c->tx_lock);
+	r = c->ts_seq ? tx_stamp_read(c, c->ts_seq, &ns) : 0;
+	if (r)
+		c->ts_seq = 0;
+	pthread_mutex_unlock(&c->tx_lock);
+	if (r <= 0)
+		return syscall(SYS_recvmsg, c->sock->fd, msg, flags);
+	if (!msg->msg_control ||
+	    msg->msg_controllen < CMSG_SPACE(sizeof(ts)) + CMSG_SPACE(sizeof(ee))) {
+		msg->msg_flags = MSG_ERRQUEUE | MSG_CTRUNC;
+		msg->msg_controllen = 0;
+		return 0;
+	}
+	memset(ts, 0, sizeof(ts));
+	ts[2].tv_sec = ns / 1000000000ull;
+	ts[2].tv_nsec = ns % 1000000000ull;
+	memset(&ee, 0, sizeof(ee));
+	ee.ee_errno = ENOMSG;
+	ee.ee_origin = SO_EE_ORIGIN_TIMESTAMPING;
+	ee.ee_info = SCM_TSTAMP_SND;
+	cm = CMSG_FIRSTHDR(msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SO_TIMESTAMPING;
+	cm->cmsg_len = CMSG_LEN(sizeof(ts));
+	memcpy(CMSG_DATA(cm), ts, sizeof(ts));
+	cm = (struct cmsghdr *)((char *)cm + CMSG_SPACE(sizeof(ts)));
+	cm->cmsg_level = SOL_IP;
+	cm->cmsg_type = IP_RECVERR;
+	cm->cmsg_len = CMSG_LEN(sizeof(ee));
+	memcpy(CMSG_DATA(cm), &ee, sizeof(ee));
+	msg->msg_controllen = CMSG_SPACE(sizeof(ts)) + CMSG_SPACE(sizeof(ee));
+	msg->msg_flags = MSG_ERRQUEUE;
+	msg->msg_namelen = 0;
+	return 0;
+}
+
+/* ---- receive ---------------------------------------------------------- */
+
+static ssize_t kernel_recv(struct conn *c, struct rx_args *a, int flags)
+{
+	struct msghdr m;
+	ssize_t n;
+
+	if (a->msg) {
+		m = *a->msg;
+	} else {
+		memset(&m, 0, sizeof(m));
+		m.msg_iov = a->iov;
+		m.msg_iovlen = a->iovcnt;
+		m.msg_name = a->from;
+		m.msg_namelen = a->fromlen ? *a->fromlen : 0;
+	}
+	n = syscall(SYS_recvmsg, c->sock->fd, &m, flags);
+	if (n >= 0) {
+		c->st->rx_kernel++;
+		if (a->msg)
+			*a->msg = m;
+		else if (a->fromlen)
+			*a->fromlen = m.msg_namelen;
+	}
+	return n;
+}
+
+static void put_tstamp(struct conn *c, struct msghdr *msg, uint64_t hw)
+{
+	struct cmsghdr *cm;
+	struct timespec ts[3];
+
+	if (!msg || !msg->msg_control)
+		return;
+	if (!(c->sock->tstamp & SOF_TIMESTAMPING_RX_HARDWARE) ||
+	    msg->msg_controllen < CMSG_SPACE(sizeof(ts))) {
+		msg->msg_controllen = 0;
+		return;
+	}
+	memset(ts, 0, sizeof(ts));
+	ts[2].tv_sec = hw / 1000000000ull;
+	ts[2].tv_nsec = hw % 1000000000ull;
+	cm = CMSG_FIRSTHDR(msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SO_TIMESTAMPING;
+	cm->cmsg_len = CMSG_LEN(sizeof(ts));
+	memcpy(CMSG_DATA(cm), ts, sizeof(ts));
+	msg->msg_controllen = CMSG_SPACE(sizeof(ts));
+}
+
+static ssize_t ring_recv(struct conn *c, struct rx_args *a)
+{
+	uint8_t hdr[ACCIO_RX_HDR];
+	uint16_t len, sport;
+	uint32_t sip;
+	uint64_t ts, ptr;
+	size_t done = 0, n;
+	int i;
+
+	rmb_io();
+	ring_read(c->rx, c->rx_bytes, c->rx_rptr, hdr, sizeof(hdr));
+	memcpy(&len, hdr, 2);
+	memcpy(&sport, hdr + 2, 2);
+	memcpy(&sip, hdr + 4, 4);
+	memcpy(&ts, hdr + 8, 8);
+	ptr = c->rx_rptr + ACCIO_RX_HDR;
+	if (bad_iov(a->iov, a->iovcnt)) {
+		/* the kernel drops a datagram it cannot copy out, too */
+		if (!(a->flags & MSG_PEEK)) {
+			c->rx_rptr += PAD8(ACCIO_RX_HDR + len);
+			c->regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
+		}
+		errno = EFAULT;
+		return -1;
+	}
+	for (i = 0; i < a->iovcnt && done < len; i++) {
+		n = a->iov[i].iov_len < len - done ? a->iov[i].iov_len : len - done;
+		ring_read(c->rx, c->rx_bytes, ptr + done, a->iov[i].iov_base, n);
+		done += n;
+	}
+	if (a->from && a->fromlen) {
+		struct sockaddr_in sa = {
+			.sin_family = AF_INET,
+			.sin_port = htons(sport),
+			.sin_addr.s_addr = htonl(sip),
+		};
+		socklen_t l = *a->fromlen < sizeof(sa) ? *a->fromlen : sizeof(sa);
+
+		memcpy(a->from, &sa, l);
+		*a->fromlen = sizeof(sa);
+	}
+	if (a->msg) {
+		a->msg->msg_flags = done < len ? MSG_TRUNC : 0;
+		put_tstamp(c, a->msg, ts);
+	}
+	if (!(a->flags & MSG_PEEK)) {
+		c->rx_rptr += PAD8(ACCIO_RX_HDR + len);
+		c->regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
+		c->st->rx_ring++;
+	}
+	return (a->flags & MSG_TRUNC) ? len : done;
+}
+
+ssize_t conn_recv(struct conn *c, struct rx_args *a)
+{
+	int nonblock = c->sock->nonblock || (a->flags & MSG_DONTWAIT);
+	uint64_t deadline = deadline_of(c->sock->rcvtimeo);
+	ssize_t n;
+	int ready;
+
+	/*
+	 * Only flags that change a UDP receive leave the ring: MSG_OOB (an
+	 * error at once) and MSG_ERRQUEUE (the socket's error queue). The
+	 * kernel ignores the others on a datagram socket, so must we: handing
+	 * such a receive to the kernel socket would block there while the
+	 * datagram waits in the ring (sockperf receives with MSG_NOSIGNAL).
+	 */
+	if (a->flags & (MSG_OOB | MSG_ERRQUEUE))
+		return kernel_recv(c, a, a->flags);
+	pthread_mutex_lock(&c->rx_lock);
+	for (;;) {
+		if (c->zc_rx) {
+			/* a zero-copy datagram is held: the next one is after it */
+			c->rx_rptr += c->zc_rx;
+			c->regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
+			c->zc_rx = 0;
+		}
+		if (!rx_empty(c)) {
+			n = ring_recv(c, a);
+			break;
+		}
+		if (c->kernel_pending) {
+			n = kernel_recv(c, a, a->flags | MSG_DONTWAIT);
+			if (n >= 0 || errno != EAGAIN)
+				break;
+			c->kernel_pending = 0;
+		}
+		if (nonblock) {
+			/* the engine passed nothing and the ring is empty */
+			n = kernel_recv(c, a, a->flags | MSG_DONTWAIT);
+			break;
+		}
+		if (accio_spin_us > 0) {
+			uint64_t end = now_us() + accio_spin_us;
+
+			while (rx_empty(c) && now_us() < end)
+				;
+			if (!rx_empty(c))
+				continue;
+		}
+		pthread_mutex_unlock(&c->rx_lock);
+		ready = conn_wait(c, ACCIO_WAIT_RX, 0, deadline);
+		pthread_mutex_lock(&c->rx_lock);
+		if (ready < 0) {
+			n = -1;
+			break;
+		}
+		if (ready & ACCIO_READY_SOCKET)
+			c->kernel_pending = 1;
+	}
+	pthread_mutex_unlock(&c->rx_lock);
+	return n;
+}
+
+/* ---- transmit --------------------------------------------------------- */
+
+/* May the engine carry a datagram to ip? One ioctl per new destination. */
+int dest_ok(struct conn *c, uint32_t ip)
+{
+	struct accio_route r = { .ip = ip };
+	int i, state;
+
+	if (!ip || ip == c->rip)
+		return !!c->rip || ip;
+	for (i = 0; i < NDEST; i++)
+		if (c->dests[i].state != DEST_FREE && c->dests[i].ip == ip)
+			return c->dests[i].state == DEST_OK;
+	state = syscall(SYS_ioctl, c->rowfd, ACCIO_IOC_ROUTE, &r) == 0 ?
+		DEST_OK : DEST_KERNEL;
+	for (i = 0; i < NDEST; i++) {
+		if (c->dests[i].state == DEST_FREE) {
+			c->dests[i].ip = ip;
+			c->dests[i].state = state;
+			break;
+		}
+	}
+	if (i == NDEST) {	/* table full: recycle a slot */
+		i = ip % NDEST;
+		c->dests[i].ip = ip;
+		c->dests[i].state = state;
+	}
+	return state == DEST_OK;
+}
+
+static uint64_t tx_used(struct conn *c)
+{
+	return c->tx_wptr - c->regs[ACCIO_ROW_TX_RPTR / 8];
+}
+
+/* Room for rec bytes in the TX ring, waiting if allowed. 0 or -1. */
+int tx_room(struct conn *c, uint32_t rec, int nonblock)
+{
+	uint64_t deadline = deadline_of(c->sock->sndtimeo);
+
+	while (tx_used(c) + rec > c->tx_bytes) {
+		if (nonblock) {
+			errno = EAGAIN;
+			return -1;
+		}
+		if (accio_spin_us > 0) {
+			uint64_t end = now_us() + accio_spin_us;
+
+			while (tx_used(c) + rec > c->tx_bytes && now_us() < end)
+				;
+			continue;
+		}
+		if (conn_wait(c, ACCIO_WAIT_TX, rec, deadline) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void tx_publish(struct conn *c, uint32_t rec)
+{
+	c->tx_wptr += rec;
+	wmb_io();
+	c->regs[ACCIO_ROW_TX_WPTR / 8] = c->tx_wptr;
+	c->regs[ACCIO_ROW_DOORBELL / 8] = 1;
+}
+
+void make_txhdr(uint8_t *hdr, size_t len, uint32_t ip, uint16_t port)
+{
+	uint16_t l = len, p = ntohs(port);
+	uint32_t d = ntohl(ip);
+
+	memcpy(hdr, &l, 2);
+	memcpy(hdr + 2, &p, 2);
+	memcpy(hdr + 4, &d, 4);
+}
+
+/* Direct MMIO transmit: 8-byte stores into the row's window. */
+static void mmio_send(struct conn *c, const uint8_t *hdr,
+		      const struct iovec *iov, int iovcnt, size_t len)
+{
+	uint8_t buf[WIN_BYTES];
+	uint32_t rec = PAD8(ACCIO_TX_HDR + len), i;
+	volatile uint64_t *win = c->regs + ACCIO_ROW_MMIO_TX / 8;
+	size_t done = 0;
+	uint64_t w;
+	int k;
+
+	memcpy(buf, hdr, ACCIO_TX_HDR);
+	for (k = 0; k < iovcnt; k++) {
+		memcpy(buf + ACCIO_TX_HDR + done, iov[k].iov_base, iov[k].iov_len);
+		done += iov[k].iov_len;
+	}
+	memset(buf + ACCIO_TX_HDR + len, 0, rec - ACCIO_TX_HDR - len);
+	for (i = 0; i < rec; i += 8) {
+		memcpy(&w, buf + i, 8);
+		win[((c->win_next + i) % WIN_BYTES) / 8] = w;
+	}
+	c->win_next += rec;
+	c->st->tx_mmio++;
+}
+
+static ssize_t kernel_send(struct conn *c, const struct msghdr *m, int flags)
+{
+	ssize_t n = syscall(SYS_sendmsg, c->sock->fd, m, flags);
+
+	if (n >= 0)
+		c->st->tx_kernel++;
+	return n;
+}
+
+ssize_t conn_sendmsg(struct conn *c, const struct msghdr *m, int flags)
+{
+	const struct sockaddr_in *to = m->msg_name;
+	uint8_t hdr[ACCIO_TX_HDR];
+	uint32_t ip, rec;
+	uint16_t port;
+	size_t len = 0, done = 0;
+	int i, nonblock;
+
+	for (i = 0; i < (int)m->msg_iovlen; i++)
+		len += m->msg_iov[i].iov_len;
+	if (flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL) || m->msg_controllen ||
+	    len > ACCIO_MAX_PAYLOAD)
+		return kernel_send(c, m, flags);
+	if (bad_iov(m->msg_iov, m->msg_iovlen)) {
+		errno = EFAULT;
+		return -1;
+	}
+	if (to) {
+		if (m->msg_namelen < sizeof(*to) || to->sin_family != AF_INET)
+			return kernel_send(c, m, flags);
+		ip = to->sin_addr.s_addr;
+		port = to->sin_port;
+		if (!port || !dest_ok(c, ip))
+			return kernel_send(c, m, flags);
+	} else {
+		if (!c->rip) {
+			errno = EDESTADDRREQ;
+			return -1;
+		}
+		ip = 0;
+		port = 0;
+	}
+	nonblock = c->sock->nonblock || (flags & MSG_DONTWAIT);
+	make_txhdr(hdr, len, ip, port);
+	rec = PAD8(ACCIO_TX_HDR + len);
+	pthread_mutex_lock(&c->tx_lock);
+	if ((int)len <= accio_mmio_max) {
+		mmio_send(c, hdr, m->msg_iov, m->msg_iovlen, len);
+		tx_stamp_want(c);
+		pthread_mutex_unlock(&c->tx_lock);
+		return len;
+	}
+	if (tx_room(c, rec, nonblock) < 0) {
+		pthread_mutex_unlock(&c->tx_lock);
+		return -1;
+	}
+	ring_write(c->tx, c->tx_bytes, c->tx_wptr, hdr, ACCIO_TX_HDR);
+	for (i = 0; i < (int)m->msg_iovlen; i++) {
+		ring_write(c->tx, c->tx_bytes, c->tx_wptr + ACCIO_TX_HDR + done,
+			   m->msg_iov[i].iov_base, m->msg_iov[i].iov_len);
+		done += m->msg_iov[i].iov_len;
+	}
+	tx_publish(c, rec);
+	c->st->tx_ring++;
+	tx_stamp_want(c);
+	pthread_mutex_unlock(&c->tx_lock);
+	return len;
+}
+

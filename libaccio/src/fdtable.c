@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Descriptors. Each descriptor the library has seen has an entry: what it
+ * is (a UDP/IPv4 socket, something else, a row fd of the library) and, for
+ * a UDP socket, the struct sock it shares with its duplicates. Entries sit
+ * in chunks of 1024 allocated on first use, so descriptors above 1024 work
+ * and lookups take no lock.
+ *
+ * Descriptors the library did not see created (inherited across exec,
+ * created by a raw system call) are learnt on first use with getsockopt.
+ *
+ * fork: a socket must have one reader of its row. By default (ACCIO_FORK
+ * unset or "release") every UDP socket that exists at fork() leaves the
+ * fast path in the parent before the fork - its row is released and the
+ * kernel hands datagrams still in the RX ring back to the socket - and both
+ * processes use it through the kernel from then on. ACCIO_FORK=keep, and
+ * sockets the program accelerated itself (accio_accelerate), keep the
+ * parent's row; the child then reaches such a socket only through the
+ * kernel, which sees no datagram while the parent owns the row.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define CHUNK_BITS	10
+#define CHUNK		(1 << CHUNK_BITS)
+#define NCHUNKS		1024		/* descriptors below 1,048,576 */
+
+enum { FD_ROW = FD_UDP + 1 };
+
+struct fdent {
+	struct sock *sock;
+	unsigned char kind;
+};
+
+static struct fdent *chunks[NCHUNKS];
+pthread_mutex_t accio_table_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct fdent *ent(int fd)
+{
+	struct fdent *c;
+
+	if (fd < 0 || fd >= CHUNK * NCHUNKS)
+		return NULL;
+	c = __atomic_load_n(&chunks[fd >> CHUNK_BITS], __ATOMIC_ACQUIRE);
+	return c ? &c[fd & (CHUNK - 1)] : NULL;
+}
+
+static struct fdent *ent_new(int fd)
+{
+	struct fdent *c, *n, *expect = NULL;
+
+	if (fd < 0 || fd >= CHUNK * NCHUNKS)
+		return NULL;
+	c = __atomic_load_n(&chunks[fd >> CHUNK_BITS], __ATOMIC_ACQUIRE);
+	if (c)
+		return &c[fd & (CHUNK - 1)];
+	n = calloc(CHUNK, sizeof(*n));
+	if (!n)
+		return NULL;
+	if (!__atomic_compare_exchange_n(&chunks[fd >> CHUNK_BITS], &expect, n,
+					 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		free(n);
+		n = expect;
+	}
+	return &n[fd & (CHUNK - 1)];
+}
+
+struct sock *fd_sock(int fd)
+{
+	struct fdent *e = ent(fd);
+
+	return e ? __atomic_load_n(&e->sock, __ATOMIC_ACQUIRE) : NULL;
+}
+
+static struct sock *sock_new(int fd, int nonblock)
+{
+	struct sock *s = calloc(1, sizeof(*s));
+
+	if (s) {
+		s->refs = 1;
+		s->fd = fd;
+		s->nonblock = nonblock;
+	}
+	return s;
+}
+
+/* Another descriptor that refers to s, or -1. */
+static int other_fd(struct sock *s, int fd)
+{
+	struct fdent *c;
+	int i, j;
+
+	for (i = 0; i < NCHUNKS; i++) {
+		c = chunks[i];
+		for (j = 0; c && j < CHUNK; j++)
+			if (c[j].sock == s && i * CHUNK + j != fd)
+				return i * CHUNK + j;
+	}
+	return -1;
+}
+
+static void sock_unref(struct sock *s, int fd)
+{
+	if (--s->refs > 0) {
+		if (s->fd == fd) {
+			s->fd = other_fd(s, fd);
+			if (s->conn)
+				stats_attach(s->conn, s->fd);
+		}
+		return;
+	}
+	conn_release(s, 1);
+	free(s);
+}
+
+/* Table lock held. */
+static void forget_locked(int fd)
+{
+	struct fdent *e = ent(fd);
+	struct sock *s;
+
+	if (!e || e->kind == FD_ROW)
+		return;
+	s = e->sock;
+	__atomic_store_n(&e->sock, NULL, __ATOMIC_RELEASE);
+	e->kind = FD_UNKNOWN;
+	epoll_forget(fd);
+	if (s)
+		sock_unref(s, fd);
+}
+
+void fd_forget(int fd)
+{
+	pthread_mutex_lock(&accio_table_lock);
+	forget_locked(fd);
+	pthread_mutex_unlock(&accio_table_lock);
+}
+
+void fd_new_socket(int fd, int udp, int nonblock)
+{
+	struct fdent *e;
+
+	pthread_mutex_lock(&accio_table_lock);
+	forget_locked(fd);	/* closed behind the library's back */
+	e = ent_new(fd);
+	if (e) {
+		e->kind = udp ? FD_UDP : FD_OTHER;
+		if (udp)
+			__atomic_store_n(&e->sock, sock_new(fd, nonblock),
+					 __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&accio_table_lock);
+}
+
+/* What is fd? Learnt once, with the socket options the kernel reports. */
+struct sock *fd_sock_classify(int fd)
+{
+	struct fdent *e = ent(fd);
+	int dom = 0, type = 0, proto = 0, saved = errno, udp, fl;
+	socklen_t l = sizeof(int);
+
+	if (e && e->kind != FD_UNKNOWN)
+		return __atomic_load_n(&e->sock, __ATOMIC_ACQUIRE);
+	if (fd < 0)
+		return NULL;
+	if (syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_TYPE, &type, &l) < 0) {
+		if (errno == EBADF) {
+			errno = saved;
+			return NULL;	/* nothing to learn */
+		}
+		type = -1;
+	} else {
+		l = sizeof(int);
+		syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_DOMAIN, &dom, &l);
+		l = sizeof(int);
+		syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
+	}
+	udp = dom == AF_INET && type == SOCK_DGRAM && proto == IPPROTO_UDP;
+	fl = udp ? syscall(SYS_fcntl, fd, F_GETFL) : 0;
+	errno = saved;
+	pthread_mutex_lock(&accio_table_lock);
+	e = ent_new(fd);
+	if (e && e->kind == FD_UNKNOWN) {
+		e->kind = udp ? FD_UDP : FD_OTHER;
+		if (udp)
+			__atomic_store_n(&e->sock,
+					 sock_new(fd, fl > 0 && (fl & O_NONBLOCK)),
+					 __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&accio_table_lock);
+	return e ? e->sock : NULL;
+}
+
+void fd_dup(int oldfd, int newfd)
+{
+	struct fdent *o, *n;
+
+	if (oldfd == newfd)
+		return;
+	fd_sock_classify(oldfd);
+	pthread_mutex_lock(&accio_table_lock);
+	forget_locked(newfd);
+	o = ent(oldfd);
+	n = ent_new(newfd);
+	if (n && o && o->kind != FD_ROW) {
+		n->kind = o->kind;
+		if (o->sock) {
+			o->sock->refs++;
+			__atomic_store_n(&n->sock, o->sock, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&accio_table_lock);
+}
+
+void fd_close_range(unsigned int first, unsigned int last)
+{
+	unsigned int fd;
+
+	pthread_mutex_lock(&accio_table_lock);
+	for (fd = first; fd <= last && fd < CHUNK * NCHUNKS; fd++) {
+		if (!chunks[fd >> CHUNK_BITS]) {
+			fd |= CHUNK - 1;	/* the whole chunk is unknown */
+			continue;
+		}
+		forget_locked(fd);
+	}
+	pthread_mutex_unlock(&accio_table_lock);
+}
+
+int fd_is_rowfd(int fd)
+{
+	struct fdent *e = ent(fd);
+
+	return e && e->kind == FD_ROW;
+}
+
+void fd_mark_rowfd(int fd, int on)
+{
+	struct fdent *e = ent_new(fd);
+
+	if (e) {
+		e->kind = on ? FD_ROW : FD_UNKNOWN;
+		e->sock = NULL;
+	}
+}
+
+/* Every socket once (duplicates share one). Table lock held. */
+void fd_foreach_sock(void (*fn)(struct sock *))
+{
+	struct fdent *c;
+	struct sock *s;
+	int i, j;
+
+	for (i = 0; i < NCHUNKS; i++) {
+		c = chunks[i];
+		for (j = 0; c && j < CHUNK; j++) {
+			s = c[j].sock;
+			if (s && s->fd == i * CHUNK + j)
+				fn(s);
+		}
+	}
+}
+
+static void fork_release(struct sock *s)
+{
+	if (s->explicit_accel)
+		return;		/* the program's own choice: it keeps its row */
+	conn_release(s, 0);
+	s->shared = 1;
+	s->tried = 1;
+}
+
+void fd_fork_prepare(void)
+{
+	lib_init();
+	pthread_mutex_lock(&accio_table_lock);
+	if (!accio_fork_keep)
+		fd_foreach_sock(fork_release);
+}
+
+void fd_fork_parent(void)
+{
+	pthread_mutex_unlock(&accio_table_lock);
+}
+
+/* The child has neither the row mappings (never inherited) nor the rows. */
+static void fork_forget_conn(struct sock *s)
+{
+	struct conn *c = s->conn;
+
+	s->shared = 1;
+	s->tried = 1;
+	if (!c)
+		return;
+	s->conn = NULL;
+	free(c->bounce);
+	free(c);
+}
+
+void fd_fork_child(void)
+{
+	struct fdent *c;
+	int i, j;
+
+	fd_foreach_sock(fork_forget_conn);
+	/* inherited row fds are ordinary descriptors of the child */
+	for (i = 0; i < NCHUNKS; i++) {
+		c = chunks[i];
+		for (j = 0; c && j < CHUNK; j++)
+			if (c[j].kind == FD_ROW)
+				c[j].kind = FD_UNKNOWN;
+	}
+	stats_forget_after_fork();
+	pthread_mutex_init(&accio_table_lock, NULL);
+}
+
+/* The lowest row fd in [from, last], or -1. */
+int fd_next_rowfd(unsigned int from, unsigned int last)
+{
+	unsigned int fd;
+
+	for (fd = from; fd <= last && fd < CHUNK * NCHUNKS; fd++) {
+		if (!chunks[fd >> CHUNK_BITS]) {
+			fd |= CHUNK - 1;
+			continue;
+		}
+		if (chunks[fd >> CHUNK_BITS][fd & (CHUNK - 1)].kind == FD_ROW)
+			return fd;
+	}
+	return -1;
+}
+
+static int move_from = -1;
+
+static void move_one(struct sock *s)
+{
+	struct conn *c = s->conn;
+	int n;
+
+	if (!c || c->rowfd != move_from)
+		return;
+	n = syscall(SYS_fcntl, move_from, F_DUPFD_CLOEXEC, 0);
+	if (n < 0)
+		return;
+	epoll_restore(s, move_from);
+	fd_mark_rowfd(move_from, 0);
+	fd_mark_rowfd(n, 1);
+	syscall(SYS_close, move_from);
+	c->rowfd = n;
+	epoll_migrate(s, n);
+}
+
+/* A program dups onto the number of a row fd: the row fd moves first. */
+void fd_move_rowfd(int fd)
+{
+	pthread_mutex_lock(&accio_table_lock);
+	move_from = fd;
+	fd_foreach_sock(move_one);
+	move_from = -1;
+	pthread_mutex_unlock(&accio_table_lock);
+}

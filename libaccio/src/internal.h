@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libaccio internals, shared by its parts:
+ *
+ *   posix.c      the interposed POSIX surface (socket calls, read/write,
+ *                dup and close families, fcntl/ioctl, fortified entries)
+ *   fdtable.c    descriptors: which are UDP sockets, which share a socket
+ *                (dup), inherited ones, fork
+ *   conn.c       an accelerated socket: its row, rings, waits, the receive
+ *                and transmit paths, transmit timestamps
+ *   readiness.c  poll, select and epoll over rows and kernel descriptors
+ *   zerocopy.c   the zero-copy API of accio.h
+ *   policy.c     what to accelerate (environment), statistics and the
+ *                per-process statistics file read by `accio stat`
+ */
+#ifndef ACCIO_INTERNAL_H
+#define ACCIO_INTERNAL_H
+
+#include <linux/accio.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "accio.h"
+
+#define NDEST		16
+#define PAD8(x)		(((x) + 7u) & ~7u)
+#define WIN_BYTES	ACCIO_ROW_MMIO_TX_BYTES
+#define HIDDEN		__attribute__((visibility("hidden")))
+
+enum { DEST_FREE, DEST_OK, DEST_KERNEL };
+
+struct dest {
+	uint32_t ip;		/* network order */
+	int state;
+};
+
+struct sock;
+
+/* An accelerated socket: its row, mapped registers and rings. */
+struct conn {
+	struct sock *sock;	/* the socket it serves */
+	int rowfd;
+	volatile uint64_t *regs;
+	uint8_t *rx, *tx;
+	uint32_t rx_bytes, tx_bytes;
+	uint64_t rx_rptr, tx_wptr, win_next;
+	uint32_t rip;		/* connected peer, network order; 0: none */
+	uint16_t rport;
+	uint32_t row;
+	int kernel_pending;	/* the kernel socket may hold datagrams */
+	uint8_t *zc_tx;		/* outstanding zero-copy TX buffer */
+	uint32_t zc_len;	/* its size */
+	uint32_t zc_rx;		/* bytes of the held zero-copy RX record */
+	uint64_t ts_seq;	/* engine datagram awaiting its TX stamp, 0: none */
+	uint8_t *bounce;	/* zero-copy receive of a kernel-path datagram */
+	int bounce_held;
+	struct dest dests[NDEST];
+	pthread_mutex_t rx_lock, tx_lock;
+	struct accio_stats *st;	/* in the statistics file, or own_st */
+	struct accio_stats own_st;
+	int slot;		/* statistics file slot, -1: none */
+};
+
+/*
+ * A UDP/IPv4 socket as this process knows it: one per open socket,
+ * shared by the descriptors that refer to it (dup, dup2, F_DUPFD...).
+ * Its options are the socket's, so they live here, not per descriptor.
+ */
+struct sock {
+	int refs;		/* descriptors referring to it */
+	int fd;			/* one of them, for system calls */
+	struct conn *conn;	/* accelerated: atomic, NULL otherwise */
+	int tried;		/* acceleration attempted */
+	int shared;		/* shared with a forked process: kernel only */
+	int explicit_accel;	/* accelerated by accio_accelerate(): kept at fork */
+	int nonblock;		/* O_NONBLOCK as the app set it */
+	int rcvtimeo, sndtimeo;	/* SO_RCVTIMEO/SO_SNDTIMEO in ms, 0: none */
+	int tstamp;		/* SO_TIMESTAMPING flags */
+};
+
+enum { FD_UNKNOWN, FD_OTHER, FD_UDP };
+
+/* ---- fdtable.c ---- */
+HIDDEN extern pthread_mutex_t accio_table_lock;
+HIDDEN struct sock *fd_sock(int fd);		/* the fd's UDP socket, or NULL */
+HIDDEN struct sock *fd_sock_classify(int fd);	/* the same, learning unknown fds */
+HIDDEN void fd_new_socket(int fd, int udp, int nonblock);
+HIDDEN void fd_forget(int fd);			/* closed (table lock held) */
+HIDDEN void fd_dup(int oldfd, int newfd);	/* newfd now refers to oldfd's file */
+HIDDEN void fd_close_range(unsigned int first, unsigned int last);
+HIDDEN int fd_is_rowfd(int fd);
+HIDDEN void fd_mark_rowfd(int fd, int on);
+HIDDEN void fd_move_rowfd(int fd);
+HIDDEN int fd_next_rowfd(unsigned int from, unsigned int last);
+HIDDEN void fd_foreach_sock(void (*fn)(struct sock *));
+HIDDEN void fd_fork_prepare(void);
+HIDDEN void fd_fork_parent(void);
+HIDDEN void fd_fork_child(void);
+
+static inline struct conn *sock_conn(struct sock *s)
+{
+	return s ? __atomic_load_n(&s->conn, __ATOMIC_ACQUIRE) : NULL;
+}
+
+static inline struct conn *conn_of(int fd)
+{
+	return sock_conn(fd_sock(fd));
+}
+
+/* ---- conn.c ---- */
+HIDDEN int conn_create(struct sock *s);
+HIDDEN void conn_release(struct sock *s, int closing);	/* table lock held */
+HIDDEN void maybe_accelerate(int fd, int may_bind);
+HIDDEN int ensure_bound(int fd, uint16_t *lport);
+HIDDEN void stats_fill(struct conn *c, struct accio_stats *st);
+HIDDEN int rx_empty(struct conn *c);
+HIDDEN int conn_wait(struct conn *c, int dir, uint32_t need, uint64_t deadline);
+HIDDEN int tx_room(struct conn *c, uint32_t rec, int nonblock);
+HIDDEN void tx_publish(struct conn *c, uint32_t rec);
+HIDDEN void tx_stamp_want(struct conn *c);
+HIDDEN int dest_ok(struct conn *c, uint32_t ip);
+HIDDEN void make_txhdr(uint8_t *hdr, size_t len, uint32_t ip, uint16_t port);
+HIDDEN void ring_read(const uint8_t *ring, uint32_t size, uint64_t ptr,
+		      void *dst, size_t len);
+HIDDEN void ring_write(uint8_t *ring, uint32_t size, uint64_t ptr,
+		       const void *src, size_t len);
+HIDDEN void rmb_io(void);
+HIDDEN uint64_t now_us(void);
+
+struct rx_args {
+	struct iovec *iov;
+	int iovcnt;
+	int flags;
+	struct sockaddr_in *from;
+	socklen_t *fromlen;
+	struct msghdr *msg;	/* for msg_flags and control data */
+};
+
+HIDDEN ssize_t conn_recv(struct conn *c, struct rx_args *a);
+HIDDEN ssize_t conn_sendmsg(struct conn *c, const struct msghdr *m, int flags);
+HIDDEN ssize_t errqueue_recv(struct conn *c, struct msghdr *msg, int flags);
+
+/* ---- readiness.c ---- */
+HIDDEN void epoll_migrate(struct sock *s, int rowfd);
+HIDDEN void epoll_restore(struct sock *s, int rowfd);
+HIDDEN void epoll_forget(int fd);
+
+/* ---- policy.c ---- */
+HIDDEN void lib_init(void);
+HIDDEN int policy_wants(uint16_t lport, uint16_t rport);
+HIDDEN extern int accio_spin_us, accio_mmio_max, accio_fork_keep, accio_print_stats;
+HIDDEN extern unsigned int accio_ring_bytes;
+HIDDEN void stats_attach(struct conn *c, int fd);
+HIDDEN void stats_detach(struct conn *c);
+HIDDEN void stats_forget_after_fork(void);
+
+#endif /* ACCIO_INTERNAL_H */

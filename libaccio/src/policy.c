@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What to accelerate (the environment), the library's start and exit, the
+ * public calls of accio.h other than zero copy, and the per-process
+ * statistics file (statfile.h) that `accio stat` reads.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "statfile.h"
+
+int accio_spin_us, accio_mmio_max, accio_fork_keep, accio_print_stats;
+unsigned int accio_ring_bytes;
+
+static int policy_all, policy_none = 1;
+static uint16_t policy_ports[32];
+static int npolicy_ports;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void read_policy(const char *s)
+{
+	char *end;
+
+	policy_all = 0;
+	policy_none = 0;
+	npolicy_ports = 0;
+	if (!s || !strcmp(s, "none") || !*s) {
+		policy_none = 1;
+		return;
+	}
+	if (!strcmp(s, "all")) {
+		policy_all = 1;
+		return;
+	}
+	while (*s && npolicy_ports < 32) {
+		unsigned long p = strtoul(s, &end, 10);
+
+		if (end == s || p > 65535) {
+			fprintf(stderr, "libaccio: bad ACCIO_ACCEL port list\n");
+			policy_none = 1;
+			return;
+		}
+		policy_ports[npolicy_ports++] = p;
+		s = *end == ',' ? end + 1 : end;
+	}
+}
+
+static void init(void)
+{
+	const char *s = getenv("ACCIO_ACCEL");
+
+#ifdef ACCIO_SHARED
+	read_policy(s ? s : "all");	/* preloaded into an unmodified binary */
+#else
+	read_policy(s ? s : "none");	/* linked in: the app opts in itself */
+#endif
+	s = getenv("ACCIO_SPIN_US");
+	accio_spin_us = s ? atoi(s) : 0;
+	s = getenv("ACCIO_MMIO_TX_MAX");
+	accio_mmio_max = s ? atoi(s) : 0;
+	if (accio_mmio_max > WIN_BYTES - ACCIO_TX_HDR)
+		accio_mmio_max = WIN_BYTES - ACCIO_TX_HDR;
+	s = getenv("ACCIO_RING_BYTES");
+	accio_ring_bytes = s ? strtoul(s, NULL, 0) : 0;
+	s = getenv("ACCIO_STATS");
+	accio_print_stats = s && *s == '1';
+	s = getenv("ACCIO_FORK");
+	accio_fork_keep = s && !strcmp(s, "keep");
+	if (s && strcmp(s, "keep") && strcmp(s, "release"))
+		fprintf(stderr, "libaccio: ACCIO_FORK is release or keep; using release\n");
+}
+
+void lib_init(void)
+{
+	pthread_once(&init_once, init);
+}
+
+int policy_wants(uint16_t lport, uint16_t rport)
+{
+	int i;
+
+	lib_init();
+	if (policy_none)
+		return 0;
+	if (policy_all)
+		return 1;
+	for (i = 0; i < npolicy_ports; i++)
+		if (policy_ports[i] == lport || (rport && policy_ports[i] == rport))
+			return 1;
+	return 0;
+}
+
+/* ---- the statistics file ---------------------------------------------- */
+
+static struct accio_statfile *statfile;
+static int statfile_failed;
+static char statfile_path[256];
+
+static struct accio_statfile *statfile_open(void)
+{
+	const char *dir = getenv("ACCIO_STAT_DIR");
+	struct accio_statfile *f;
+	int fd, i;
+
+	if (statfile || statfile_failed)
+		return statfile;
+	statfile_failed = 1;
+	if (!dir || !*dir)
+		dir = ACCIO_STATFILE_DIR;
+	mkdir(dir, 01777);	/* exists already, as a rule */
+	if (snprintf(statfile_path, sizeof(statfile_path), "%s/%d", dir,
+		     (int)getpid()) >= (int)sizeof(statfile_path))
+		return NULL;
+	fd = open(statfile_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, sizeof(*f)) < 0) {
+		syscall(SYS_close, fd);
+		unlink(statfile_path);
+		return NULL;
+	}
+	f = mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	syscall(SYS_close, fd);
+	if (f == MAP_FAILED) {
+		unlink(statfile_path);
+		return NULL;
+	}
+	f->pid = getpid();
+	f->nslots = ACCIO_STATFILE_SLOTS;
+	for (i = 0; i < ACCIO_STATFILE_SLOTS; i++)
+		f->slot[i].fd = -1;
+	memcpy(f->magic, ACCIO_STATFILE_MAGIC, 8);
+	statfile = f;
+	statfile_failed = 0;
+	return f;
+}
+
+/* Count the connection in the file (table lock held); fd: its descriptor. */
+void stats_attach(struct conn *c, int fd)
+{
+	struct accio_statfile *f = statfile_open();
+	int i;
+
+	if (!f)
+		return;
+	if (c->slot < 0) {
+		for (i = 0; i < ACCIO_STATFILE_SLOTS; i++)
+			if (f->slot[i].fd < 0)
+				break;
+		if (i == ACCIO_STATFILE_SLOTS) {
+			f->overflow++;
+			return;
+		}
+		c->slot = i;
+		f->slot[i].st = *c->st;
+		f->slot[i].st.row = c->row;
+		f->slot[i].rowfd = c->rowfd;
+		c->st = &f->slot[i].st;
+	}
+	__atomic_store_n(&f->slot[c->slot].fd, fd, __ATOMIC_RELEASE);
+}
+
+void stats_detach(struct conn *c)
+{
+	if (c->slot < 0 || !statfile)
+		return;
+	c->own_st = *c->st;
+	c->st = &c->own_st;
+	__atomic_store_n(&statfile->slot[c->slot].fd, -1, __ATOMIC_RELEASE);
+	c->slot = -1;
+}
+
+/* A forked child writes its own file, if it accelerates anything. */
+void stats_forget_after_fork(void)
+{
+	if (statfile)
+		munmap(statfile, sizeof(*statfile));
+	statfile = NULL;
+	statfile_failed = 0;
+}
+
+/* ---- start and exit ---------------------------------------------------- */
+
+static void release_at_exit(struct sock *s)
+{
+	conn_release(s, 1);
+}
+
+static void at_exit(void)
+{
+	pthread_mutex_lock(&accio_table_lock);
+	fd_foreach_sock(release_at_exit);
+	pthread_mutex_unlock(&accio_table_lock);
+	if (statfile && statfile->pid == getpid())
+		unlink(statfile_path);
+}
+
+__attribute__((constructor)) static void accio_ctor(void)
+{
+	lib_init();
+	pthread_atfork(fd_fork_prepare, fd_fork_parent, fd_fork_child);
+	atexit(at_exit);
+}
+
+/* ---- accio.h ------------------------------------------------------------ */
+
+int accio_accelerate(int fd)
+{
+	struct sock *s;
+	uint16_t lport;
+	int err, type;
+	socklen_t l = sizeof(type);
+
+	lib_init();
+	s = fd_sock_classify(fd);
+	if (!s) {
+		if (syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_TYPE, &type, &l) == 0)
+			errno = EPROTONOSUPPORT;	/* a socket, not UDP/IPv4 */
+		return -1;
+	}
+	if (sock_conn(s)) {
+		errno = EALREADY;
+		return -1;
+	}
+	if (ensure_bound(fd, &lport) < 0)
+		return -1;
+	pthread_mutex_lock(&accio_table_lock);
+	err = s->conn ? (errno = EALREADY, -1) : conn_create(s);
+	s->tried = 1;
+	if (!err)
+		s->explicit_accel = 1;
+	pthread_mutex_unlock(&accio_table_lock);
+	return err;
+}
+
+int accio_is_accelerated(int fd)
+{
+	return conn_of(fd) != NULL;
+}
+
+int accio_stats(int fd, struct accio_stats *st)
+{
+	struct conn *c = conn_of(fd);
+
+	if (!c) {
+		errno = EBADF;
+		return -1;
+	}
+	stats_fill(c, st);
+	return 0;
+}

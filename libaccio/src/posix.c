@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The POSIX surface libaccio takes over. Every call falls back to the
+ * kernel through syscall(), so the library works the same linked
+ * statically, dynamically or preloaded, and a program that resolves these
+ * calls at run time (dlsym(RTLD_NEXT/RTLD_DEFAULT)) gets them too.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/*
+ * The accelerated connection of fd, after a first acceleration attempt for
+ * a UDP socket not tried yet (may_bind: a send binds an unbound socket, as
+ * the kernel would; a receive does not).
+ */
+static struct conn *conn_use(int fd, int may_bind)
+{
+	struct sock *s = fd_sock_classify(fd);
+
+	if (!s)
+		return NULL;
+	if (!s->tried && !s->conn)
+		maybe_accelerate(fd, may_bind);
+	return sock_conn(s);
+}
+
+/* ---- sockets ------------------------------------------------------------ */
+
+int socket(int domain, int type, int protocol)
+{
+	int fd = syscall(SYS_socket, domain, type, protocol);
+
+	if (fd >= 0)
+		fd_new_socket(fd, domain == AF_INET &&
+				  (type & 0xf) == SOCK_DGRAM &&
+				  (protocol == 0 || protocol == IPPROTO_UDP),
+			      !!(type & SOCK_NONBLOCK));
+	return fd;
+}
+
+int bind(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	int r = syscall(SYS_bind, fd, sa, len);
+
+	if (r == 0)
+		maybe_accelerate(fd, 1);
+	return r;
+}
+
+int connect(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	struct sock *s = fd_sock_classify(fd);
+	int r;
+
+	if (sock_conn(s)) {
+		/* the row holds the old 5-tuple: rebuild it */
+		pthread_mutex_lock(&accio_table_lock);
+		conn_release(s, 0);
+		s->tried = s->shared;
+		pthread_mutex_unlock(&accio_table_lock);
+	}
+	r = syscall(SYS_connect, fd, sa, len);
+	/* connect(AF_UNSPEC) dissolves the association: no new port here */
+	if (r == 0 && s && !s->tried)
+		maybe_accelerate(fd, sa && len >= sizeof(sa_family_t) &&
+				     sa->sa_family != AF_UNSPEC);
+	return r;
+}
+
+ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
+{
+	struct conn *c = conn_use(fd, 1);
+
+	if (!c)
+		return syscall(SYS_sendmsg, fd, m, flags);
+	return conn_sendmsg(c, m, flags);
+}
+
+ssize_t sendto(int fd, const void *buf, size_t len, int flags,
+	       const struct sockaddr *to, socklen_t tolen)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr m = {
+		.msg_name = (void *)to, .msg_namelen = to ? tolen : 0,
+		.msg_iov = &iov, .msg_iovlen = 1,
+	};
+	struct conn *c = conn_use(fd, 1);
+
+	if (!c)
+		return syscall(SYS_sendto, fd, buf, len, flags, to, tolen);
+	return conn_sendmsg(c, &m, flags);
+}
+
+ssize_t send(int fd, const void *buf, size_t len, int flags)
+{
+	return sendto(fd, buf, len, flags, NULL, 0);
+}
+
+ssize_t write(int fd, const void *buf, size_t len)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct conn *c = conn_use(fd, 1);
+
+	if (!c)
+		return syscall(SYS_write, fd, buf, len);
+	return conn_sendmsg(c, &m, 0);
+}
+
+ssize_t recvmsg(int fd, struct msghdr *m, int flags)
+{
+	struct conn *c = conn_use(fd, 0);
+	struct rx_args a;
+
+	if (!c)
+		return syscall(SYS_recvmsg, fd, m, flags);
+	if (flags & MSG_ERRQUEUE)
+		return errqueue_recv(c, m, flags);
+	a.iov = m->msg_iov;
+	a.iovcnt = m->msg_iovlen;
+	a.flags = flags;
+	a.from = m->msg_name;
+	a.fromlen = m->msg_name ? &m->msg_namelen : NULL;
+	a.msg = m;
+	return conn_recv(c, &a);
+}
+
+ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
+		 struct sockaddr *from, socklen_t *fromlen)
+{
+	struct conn *c = conn_use(fd, 0);
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct rx_args a = {
+		.iov = &iov, .iovcnt = 1, .flags = flags,
+		.from = (struct sockaddr_in *)from,
+		.fromlen = from ? fromlen : NULL,
+	};
+
+	if (!c)
+		return syscall(SYS_recvfrom, fd, buf, len, flags, from, fromlen);
+	return conn_recv(c, &a);
+}
+
+ssize_t recv(int fd, void *buf, size_t len, int flags)
+{
+	return recvfrom(fd, buf, len, flags, NULL, NULL);
+}
+
+ssize_t read(int fd, void *buf, size_t len)
+{
+	struct conn *c = conn_use(fd, 0);
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct rx_args a = { .iov = &iov, .iovcnt = 1 };
+
+	if (!c)
+		return syscall(SYS_read, fd, buf, len);
+	return conn_recv(c, &a);
+}
+
+int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	int r = syscall(SYS_setsockopt, fd, level, name, val, len);
+	const struct timeval *tv = val;
+	struct sock *s;
+
+	if (r < 0 || level != SOL_SOCKET)
+		return r;
+	s = fd_sock_classify(fd);
+	if (!s)
+		return r;
+	if (name == SO_TIMESTAMPING && len >= sizeof(int))
+		s->tstamp = *(const int *)val;
+	/* the kernel accepted it, so the value is well formed */
+	if ((name == SO_RCVTIMEO || name == SO_SNDTIMEO) && len >= sizeof(*tv)) {
+		long long ms = tv->tv_sec * 1000LL + (tv->tv_usec + 999) / 1000;
+
+		if (ms > INT32_MAX || tv->tv_sec < 0)
+			ms = 0;		/* negative or huge: no timeout */
+		if (name == SO_RCVTIMEO)
+			s->rcvtimeo = ms;
+		else
+			s->sndtimeo = ms;
+	}
+	return r;
+}
+
+/* ---- descriptors: close, dup, fcntl, ioctl ------------------------------- */
+
+/*
+ * Row fds are the library's: a program that closes descriptors it never
+ * opened (a loop over all numbers) leaves them open, and one that dups
+ * onto such a number gets it after the row fd moved away.
+ */
+int close(int fd)
+{
+	if (fd_is_rowfd(fd))
+		return 0;
+	fd_forget(fd);
+	return syscall(SYS_close, fd);
+}
+
+int dup(int fd)
+{
+	int r = syscall(SYS_dup, fd);
+
+	if (r >= 0)
+		fd_dup(fd, r);
+	return r;
+}
+
+int dup3(int oldfd, int newfd, int flags)
+{
+	int r;
+
+	if (oldfd != newfd && fd_is_rowfd(newfd))
+		fd_move_rowfd(newfd);
+	r = syscall(SYS_dup3, oldfd, newfd, flags);
+	if (r >= 0)
+		fd_dup(oldfd, r);
+	return r;
+}
+
+int dup2(int oldfd, int newfd)
+{
+	if (oldfd == newfd) {
+		/* dup2 checks the descriptor and returns it */
+		return syscall(SYS_fcntl, oldfd, F_GETFD) < 0 ? -1 : newfd;
+	}
+	return dup3(oldfd, newfd, 0);
+}
+
+int close_range(unsigned int first, unsigned int last, int flags)
+{
+	unsigned int from = first;
+	int rfd, r;
+
+	if (first > last || (flags & CLOSE_RANGE_CLOEXEC))
+		return syscall(SYS_close_range, first, last, flags);
+	fd_close_range(first, last);
+	/* around the row fds of sockets that stay open */
+	while ((rfd = fd_next_rowfd(from, last)) >= 0) {
+		if ((unsigned int)rfd > from) {
+			r = syscall(SYS_close_range, from, rfd - 1, flags);
+			if (r < 0)
+				return r;
+		}
+		if ((unsigned int)rfd == last)
+			return 0;
+		from = rfd + 1;
+	}
+	return syscall(SYS_close_range, from, last, flags);
+}
+
+int fcntl(int fd, int cmd, ...)
+{
+	struct sock *s;
+	va_list ap;
+	long arg;
+	int r;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, long);
+	va_end(ap);
+	r = syscall(SYS_fcntl, fd, cmd, arg);
+	if (r < 0)
+		return r;
+	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+		fd_dup(fd, r);
+	if (cmd == F_SETFL && (s = fd_sock(fd)))
+		s->nonblock = !!(arg & O_NONBLOCK);
+	return r;
+}
+
+#ifdef __GLIBC__
+/* glibc 2.28+ may route fcntl through fcntl64 */
+int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	long arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, long);
+	va_end(ap);
+	return fcntl(fd, cmd, arg);
+}
+#endif
+
+/* glibc and musl declare ioctl's request differently */
+#ifdef __GLIBC__
+int ioctl(int fd, unsigned long req, ...)
+#else
+int ioctl(int fd, int req, ...)
+#endif
+{
+	struct conn *c = conn_of(fd);
+	struct sock *s;
+	va_list ap;
+	void *arg;
+	int r;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (req == FIONREAD && c && arg) {
+		/* the size of the next datagram, as for a UDP socket */
+		uint16_t len;
+
+		pthread_mutex_lock(&c->rx_lock);
+		if (!c->zc_rx && !rx_empty(c)) {
+			rmb_io();
+			ring_read(c->rx, c->rx_bytes, c->rx_rptr, &len, 2);
+			pthread_mutex_unlock(&c->rx_lock);
+			*(int *)arg = len;
+			return 0;
+		}
+		pthread_mutex_unlock(&c->rx_lock);
+	}
+	r = syscall(SYS_ioctl, fd, req, arg);
+	if (r < 0 || !(s = fd_sock_classify(fd)))
+		return r;
+	if (req == FIONBIO)
+		s->nonblock = !!*(int *)arg;
+	if ((unsigned int)req == SIOCACCIO)
+		s->tried = 1;	/* the caller manages this row itself */
+	return r;
+}
+
+/* ---- vectored and batched I/O ------------------------------------------ */
+
+ssize_t readv(int fd, const struct iovec *iov, int n)
+{
+	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = n };
+
+	if (!conn_use(fd, 0))
+		return syscall(SYS_readv, fd, iov, n);
+	return recvmsg(fd, &m, 0);
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = n };
+
+	if (!conn_use(fd, 1))
+		return syscall(SYS_writev, fd, iov, n);
+	return sendmsg(fd, &m, 0);
+}
+
+/* musl and glibc declare the flags of the mmsg calls differently */
+#ifdef __GLIBC__
+#define MMSG_FLAGS int
+#else
+#define MMSG_FLAGS unsigned int
+#endif
+
+/*
+ * recvmmsg on an accelerated socket: one recvmsg per message. As in the
+ * kernel, later messages wait too unless MSG_DONTWAIT or MSG_WAITFORONE is
+ * given, the timeout is checked after each datagram, and an error after
+ * the first datagram ends the batch with the count so far.
+ */
+int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, MMSG_FLAGS flags,
+	     struct timespec *tmo)
+{
+	uint64_t deadline = 0;
+	unsigned int i;
+	int f = (int)flags & ~MSG_WAITFORONE;
+	ssize_t r;
+
+	if (!conn_use(fd, 0))
+		return syscall(SYS_recvmmsg, fd, v, n, flags, tmo);
+	if (tmo)
+		deadline = now_us() + tmo->tv_sec * 1000000ull + tmo->tv_nsec / 1000;
+	for (i = 0; i < n; i++) {
+		r = recvmsg(fd, &v[i].msg_hdr, f);
+		if (r < 0)
+			return i ? (int)i : -1;
+		v[i].msg_len = r;
+		if ((int)flags & MSG_WAITFORONE)
+			f |= MSG_DONTWAIT;
+		if (deadline && now_us() >= deadline)
+			return i + 1;
+	}
+	return n;
+}
+
+int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, MMSG_FLAGS flags)
+{
+	unsigned int i;
+	ssize_t r;
+
+	if (!conn_use(fd, 1))
+		return syscall(SYS_sendmmsg, fd, v, n, flags);
+	for (i = 0; i < n; i++) {
+		r = sendmsg(fd, &v[i].msg_hdr, (int)flags);
+		if (r < 0)
+			return i ? (int)i : -1;
+		v[i].msg_len = r;
+	}
+	return n;
+}
+
+/* ---- glibc's fortified entry points (_FORTIFY_SOURCE) ------------------ */
+
+#ifdef __GLIBC__
+extern void __chk_fail(void) __attribute__((noreturn));
+#define chk_fail() __chk_fail()
+#else
+#define chk_fail() abort()
+#endif
+
+ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen, int flags)
+{
+	if (len > buflen)
+		chk_fail();
+	return recv(fd, buf, len, flags);
+}
+
+ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags,
+		       struct sockaddr *from, socklen_t *fromlen)
+{
+	if (len > buflen)
+		chk_fail();
+	return recvfrom(fd, buf, len, flags, from, fromlen);
+}
+
+ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
+{
+	if (len > buflen)
+		chk_fail();
+	return read(fd, buf, len);
+}
+
+int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
+{
+	if (fdslen / sizeof(*fds) < n)
+		chk_fail();
+	return poll(fds, n, timeout);
+}
+
+int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
+		const sigset_t *ss, size_t fdslen)
+{
+	if (fdslen / sizeof(*fds) < n)
+		chk_fail();
+	return ppoll(fds, n, tmo, ss);
+}
+
+/* glibc's closefrom closes through its own close_range: take it here. */
+void closefrom(int lowfd)
+{
+	if (lowfd < 0)
+		lowfd = 0;
+	close_range(lowfd, ~0U, 0);
+}

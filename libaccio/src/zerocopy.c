@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Zero-copy transmit and receive (accio.h): buffers inside the pinned
+ * rings of an accelerated socket.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+void *accio_zc_alloc(int fd, size_t len)
+{
+	struct conn *c = conn_of(fd);
+	uint32_t rec, off;
+
+	if (!c) {
+		errno = EBADF;
+		return NULL;
+	}
+	if (len > ACCIO_MAX_PAYLOAD) {
+		errno = EMSGSIZE;
+		return NULL;
+	}
+	rec = PAD8(ACCIO_TX_HDR + len);
+	pthread_mutex_lock(&c->tx_lock);
+	if (tx_room(c, rec, c->sock->nonblock) < 0) {
+		pthread_mutex_unlock(&c->tx_lock);
+		return NULL;
+	}
+	off = (c->tx_wptr + ACCIO_TX_HDR) & (c->tx_bytes - 1);
+	c->zc_tx = c->tx + off;
+	c->zc_len = len;
+	pthread_mutex_unlock(&c->tx_lock);
+	return c->zc_tx;
+}
+
+ssize_t accio_zc_send(int fd, void *buf, size_t len,
+		      const struct sockaddr_in *dst)
+{
+	struct conn *c = conn_of(fd);
+	uint8_t hdr[ACCIO_TX_HDR];
+	uint32_t ip = 0;
+	uint16_t port = 0;
+
+	if (!c) {
+		errno = EBADF;
+		return -1;
+	}
+	pthread_mutex_lock(&c->tx_lock);
+	if (!c->zc_tx || buf != c->zc_tx || len > c->zc_len) {
+		pthread_mutex_unlock(&c->tx_lock);
+		errno = EINVAL;
+		return -1;
+	}
+	if (dst) {
+		ip = dst->sin_addr.s_addr;
+		port = dst->sin_port;
+		if (dst->sin_family != AF_INET || !port || !dest_ok(c, ip)) {
+			pthread_mutex_unlock(&c->tx_lock);
+			errno = EINVAL;
+			return -1;
+		}
+	} else if (!c->rip) {
+		pthread_mutex_unlock(&c->tx_lock);
+		errno = EDESTADDRREQ;
+		return -1;
+	}
+	make_txhdr(hdr, len, ip, port);
+	ring_write(c->tx, c->tx_bytes, c->tx_wptr, hdr, ACCIO_TX_HDR);
+	c->zc_tx = NULL;
+	tx_publish(c, PAD8(ACCIO_TX_HDR + len));
+	c->st->tx_ring++;
+	tx_stamp_want(c);
+	pthread_mutex_unlock(&c->tx_lock);
+	return len;
+}
+
+/* A datagram from the kernel socket into the connection's bounce buffer. */
+static ssize_t zc_kernel(struct conn *c, const void **buf,
+			 struct sockaddr_in *src, uint64_t *hw_time_ns)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	ssize_t n;
+
+	if (!c->bounce && !(c->bounce = malloc(65536))) {
+		errno = ENOMEM;
+		return -1;
+	}
+	n = syscall(SYS_recvfrom, c->sock->fd, c->bounce, 65536, MSG_DONTWAIT, &sa, &sl);
+	if (n < 0)
+		return -1;
+	*buf = c->bounce;
+	c->bounce_held = 1;
+	if (src)
+		*src = sa;
+	if (hw_time_ns)
+		*hw_time_ns = 0;	/* the kernel path's time is not kept */
+	c->st->rx_kernel++;
+	return n;
+}
+
+ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
+		      uint64_t *hw_time_ns)
+{
+	struct conn *c = conn_of(fd);
+	uint8_t hdr[ACCIO_RX_HDR];
+	uint16_t len, sport;
+	uint32_t sip, off;
+	int ready;
+
+	if (!c) {
+		errno = EBADF;
+		return -1;
+	}
+	pthread_mutex_lock(&c->rx_lock);
+	if (c->zc_rx) {
+		c->rx_rptr += c->zc_rx;
+		c->regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
+		c->zc_rx = 0;
+	}
+	c->bounce_held = 0;
+	while (rx_empty(c)) {
+		if (c->kernel_pending || c->sock->nonblock) {
+			/* the kernel socket's datagrams: from a private buffer */
+			ssize_t n = zc_kernel(c, buf, src, hw_time_ns);
+
+			if (n >= 0 || errno != EAGAIN || c->sock->nonblock) {
+				pthread_mutex_unlock(&c->rx_lock);
+				return n;
+			}
+			c->kernel_pending = 0;
+		}
+		pthread_mutex_unlock(&c->rx_lock);
+		ready = conn_wait(c, ACCIO_WAIT_RX, 0, 0);
+		pthread_mutex_lock(&c->rx_lock);
+		if (ready < 0) {
+			pthread_mutex_unlock(&c->rx_lock);
+			return -1;
+		}
+		if (ready & ACCIO_READY_SOCKET)
+			c->kernel_pending = 1;
+	}
+	rmb_io();
+	ring_read(c->rx, c->rx_bytes, c->rx_rptr, hdr, sizeof(hdr));
+	memcpy(&len, hdr, 2);
+	memcpy(&sport, hdr + 2, 2);
+	memcpy(&sip, hdr + 4, 4);
+	off = (c->rx_rptr + ACCIO_RX_HDR) & (c->rx_bytes - 1);
+	*buf = c->rx + off;
+	if (src) {
+		memset(src, 0, sizeof(*src));
+		src->sin_family = AF_INET;
+		src->sin_port = htons(sport);
+		src->sin_addr.s_addr = htonl(sip);
+	}
+	if (hw_time_ns)
+		memcpy(hw_time_ns, hdr + 8, 8);
+	c->zc_rx = PAD8(ACCIO_RX_HDR + len);
+	c->st->rx_ring++;
+	pthread_mutex_unlock(&c->rx_lock);
+	return len;
+}
+
+int accio_zc_release(int fd, const void *buf)
+{
+	struct conn *c = conn_of(fd);
+	uint32_t off;
+
+	if (!c) {
+		errno = EBADF;
+		return -1;
+	}
+	pthread_mutex_lock(&c->rx_lock);
+	if (c->bounce_held && buf == c->bounce) {
+		c->bounce_held = 0;
+		pthread_mutex_unlock(&c->rx_lock);
+		return 0;
+	}
+	off = (c->rx_rptr + ACCIO_RX_HDR) & (c->rx_bytes - 1);
+	if (!c->zc_rx || buf != c->rx + off) {
+		pthread_mutex_unlock(&c->rx_lock);
+		errno = EINVAL;
+		return -1;
+	}
+	c->rx_rptr += c->zc_rx;
+	c->regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
+	c->zc_rx = 0;
+	pthread_mutex_unlock(&c->rx_lock);
+	return 0;
+}
+
