@@ -5,21 +5,26 @@
  * path): the binary does not know libaccio.
  *
  * usage: udp_echo [-p PORT] [-n COUNT] [-m poll|select|epoll|block]
- *                 [-w WORKERS]
+ *                 [-w WORKERS] [-t THREADS]
  *
  * Echoes every datagram to its sender; exits after COUNT datagrams (0:
  * never). -m picks how it waits for data. -w forks WORKERS processes that
- * each serve PORT+i (the multi-connection server). Prints "echoed=N".
+ * each serve PORT+i (the multi-connection server). -t serves one socket
+ * from THREADS threads, each in a blocking recvfrom (COUNT required; prints
+ * "threads_serving=K", how many threads echoed at least one datagram).
+ * Prints "echoed=N".
  */
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -95,17 +100,86 @@ static int serve(int port, long count, enum mode m)
 	return 0;
 }
 
+static int tfd;
+static long tcount, tdone;
+static int tfail;
+
+/* One of the threads sharing the socket: until COUNT datagrams are echoed. */
+static void *serve_thread(void *arg)
+{
+	char buf[2048];
+	struct sockaddr_in sa;
+	socklen_t sl;
+	ssize_t len;
+	long mine = 0;
+
+	while (__atomic_load_n(&tdone, __ATOMIC_ACQUIRE) < tcount) {
+		sl = sizeof(sa);
+		len = recvfrom(tfd, buf, sizeof(buf), 0, (struct sockaddr *)&sa, &sl);
+		if (len < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;	/* the receive timeout: look at the count */
+			perror("udp_echo: recvfrom");
+			tfail = 1;
+			break;
+		}
+		if (sendto(tfd, buf, len, 0, (struct sockaddr *)&sa, sl) != len) {
+			perror("udp_echo: sendto");
+			tfail = 1;
+			break;
+		}
+		mine++;
+		__atomic_add_fetch(&tdone, 1, __ATOMIC_ACQ_REL);
+	}
+	return (void *)mine;
+}
+
+static int serve_threads(int port, long count, int threads)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct timeval tv = { 0, 200000 };
+	pthread_t t[64];
+	void *mine;
+	int i, serving = 0;
+
+	if (count <= 0 || threads < 1 || threads > 64) {
+		fprintf(stderr, "udp_echo: -t needs -n COUNT and 1..64 threads\n");
+		return 2;
+	}
+	tfd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (tfd < 0 || bind(tfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    setsockopt(tfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
+		perror("udp_echo: socket/bind");
+		return 1;
+	}
+	tcount = count;
+	printf("listening port=%d threads=%d\n", port, threads);
+	fflush(stdout);
+	for (i = 0; i < threads; i++)
+		if (pthread_create(&t[i], NULL, serve_thread, NULL))
+			return 1;
+	for (i = 0; i < threads; i++) {
+		pthread_join(t[i], &mine);
+		serving += mine != NULL;
+	}
+	printf("threads_serving=%d\n", serving);
+	printf("echoed=%ld\n", tdone);
+	close(tfd);
+	return tfail;
+}
+
 int main(int argc, char **argv)
 {
-	int port = 7777, workers = 0, opt, i, st, rc = 0;
+	int port = 7777, workers = 0, threads = 0, opt, i, st, rc = 0;
 	enum mode m = BLOCK;
 	long count = 0;
 
-	while ((opt = getopt(argc, argv, "p:n:m:w:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:n:m:w:t:")) != -1) {
 		switch (opt) {
 		case 'p': port = atoi(optarg); break;
 		case 'n': count = atol(optarg); break;
 		case 'w': workers = atoi(optarg); break;
+		case 't': threads = atoi(optarg); break;
 		case 'm':
 			m = !strcmp(optarg, "poll") ? POLL :
 			    !strcmp(optarg, "select") ? SELECT :
@@ -113,10 +187,12 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: udp_echo [-p PORT] [-n COUNT] "
-				"[-m poll|select|epoll|block] [-w WORKERS]\n");
+				"[-m poll|select|epoll|block] [-w WORKERS] [-t THREADS]\n");
 			return 2;
 		}
 	}
+	if (threads)
+		return serve_threads(port, count, threads);
 	if (!workers)
 		return serve(port, count, m);
 	for (i = 0; i < workers; i++)

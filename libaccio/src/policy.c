@@ -204,10 +204,56 @@ static void at_exit(void)
 		unlink(statfile_path);
 }
 
+#ifdef __GLIBC__
+extern const char *gnu_get_libc_version(void) __attribute__((weak));
+/*
+ * glibc's pthread_atfork is a stub in libc_nonshared.a that calls
+ * __register_atfork with the object's handle: called directly, and weak,
+ * so that this build also loads where that symbol is missing.
+ */
+extern int __register_atfork(void (*)(void), void (*)(void), void (*)(void),
+			     void *) __attribute__((weak));
+extern void *__dso_handle __attribute__((weak, visibility("hidden")));
+
+static void register_atfork(void (*prepare)(void), void (*parent)(void),
+			    void (*child)(void))
+{
+	if (__register_atfork)
+		__register_atfork(prepare, parent, child, &__dso_handle);
+}
+#else
+#define register_atfork(p, a, c) pthread_atfork(p, a, c)
+#endif
+
+/*
+ * The glibc build preloaded into a musl program (musl's loader maps glibc's
+ * libc.so.6 to itself): say so and stay out of the way. The calls still
+ * work, through the kernel.
+ */
+static int wrong_libc(void)
+{
+#ifdef __GLIBC__
+	static const char msg[] =
+		"libaccio: this is the glibc build, preloaded into a program linked "
+		"with another C library (musl?): not accelerating; preload "
+		"/usr/lib/libaccio.so instead\n";
+
+	if (!gnu_get_libc_version) {
+		syscall(SYS_write, 2, msg, sizeof(msg) - 1);
+		return 1;
+	}
+#endif
+	return 0;
+}
+
 __attribute__((constructor)) static void accio_ctor(void)
 {
 	lib_init();
-	pthread_atfork(fd_fork_prepare, fd_fork_parent, fd_fork_child);
+	if (wrong_libc()) {
+		read_policy("none");
+		return;
+	}
+	register_atfork(fd_fork_prepare, fd_fork_parent, fd_fork_child);
 	atexit(at_exit);
 }
 

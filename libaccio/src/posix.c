@@ -420,8 +420,10 @@ int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, MMSG_FLAGS flags)
 /* ---- glibc's fortified entry points (_FORTIFY_SOURCE) ------------------ */
 
 #ifdef __GLIBC__
-extern void __chk_fail(void) __attribute__((noreturn));
-#define chk_fail() __chk_fail()
+/* weak: so that musl's loader, given this build by mistake, can start the
+ * program and policy.c can say so (see wrong_libc there) */
+extern void __chk_fail(void) __attribute__((noreturn, weak));
+#define chk_fail() (__chk_fail ? __chk_fail() : abort())
 #else
 #define chk_fail() abort()
 #endif

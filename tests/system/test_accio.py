@@ -120,6 +120,21 @@ def test_bad_input_isolation_and_zero_copy():
     assert "zc_echoed=200 rx_pkts=200 tx_pkts=200" in r.output
 
 
+def test_the_glibc_build_preloaded_into_a_musl_program_says_so():
+    """libaccio's glibc build given to a musl program by mistake: one clear
+    line on stderr, no acceleration, and the program runs on Linux sockets."""
+    with accio.HostEcho() as echo:
+        r = accio.run(f"accio-timeout 60 env LD_PRELOAD=/usr/lib/riscv64-linux-gnu/libaccio.so "
+                      f"ACCIO_STATS=1 udp_echo_client -q -n 50 -m 64 -M 64 -p {echo.port} 2>&1;"
+                      f"echo rc=$?", timeout=TIMEOUT)
+    assert r.rc == 0, r.output + r.console[-2000:]
+    assert "libaccio: this is the glibc build" in r.output, r.output
+    assert "preload /usr/lib/libaccio.so instead" in r.output
+    res = kv(r.output)
+    assert res["ok"] == "50" and res["rc"] == "0", r.output
+    assert not accio_stats(r.output)        # nothing was accelerated
+
+
 def test_rows_are_freed_on_close_exit_and_kill():
     with accio.HostEcho() as echo:
         cmd = (f"accio_selftest rows 70;"
@@ -389,6 +404,30 @@ def test_unmodified_servers_with_poll_select_epoll_and_workers():
         # the server's replies went out through the engine (sendto records)
         assert s["rx_ring"] + s["rx_kernel"] == n and s["tx_ring"] == n, s
         assert s["rx_ring"] >= n // 2, s
+
+
+def test_threads_sharing_one_accelerated_socket():
+    """udp_echo -t: four threads in blocking recvfrom on one accelerated
+    socket (with a receive timeout, so that they notice the end): every
+    datagram is echoed once, whole, through the row, and every thread ends."""
+    gport, n = 7200, 200
+    hport = accio.free_udp_port()
+    client = UdpClient({hport: n})
+    client.start()
+    try:
+        r = accio.run(f"accio-timeout 120 env {PRELOAD} udp_echo -p {gport} -n {n} -t 4 2>&1",
+                      timeout=TIMEOUT, fwd_udp=[(hport, gport)])
+    finally:
+        client.stop.set()
+        client.join(5)
+    assert r.rc == 0, r.output + r.console[-2000:]
+    assert f"echoed={n}\n" in r.output and "threads_serving=" in r.output, r.output
+    assert client.bad == 0 and client.got[hport] >= n, client.got
+    st = accio_stats(r.output)
+    assert len(st) == 1, r.output
+    s = st[0]
+    assert s["rx_ring"] + s["rx_kernel"] == n and s["tx_ring"] == n and s["tx_kernel"] == 0, s
+    assert s["rx_ring"] >= n // 2, s
 
 
 def test_kill_9_still_sends_what_was_queued():
