@@ -5,14 +5,15 @@
  * path): the binary does not know libaccio.
  *
  * usage: udp_echo [-p PORT] [-n COUNT] [-m poll|select|epoll|block]
- *                 [-w WORKERS] [-t THREADS]
+ *                 [-w WORKERS] [-t THREADS [-f]]
  *
  * Echoes every datagram to its sender; exits after COUNT datagrams (0:
  * never). -m picks how it waits for data. -w forks WORKERS processes that
  * each serve PORT+i (the multi-connection server). -t serves one socket
  * from THREADS threads, each in a blocking recvfrom (COUNT required; prints
- * "threads_serving=K", how many threads echoed at least one datagram).
- * Prints "echoed=N".
+ * "threads_serving=K", how many threads echoed at least one datagram);
+ * with -f, once half of COUNT is echoed the main thread forks a child that
+ * exits at once, while the threads sleep in recvfrom. Prints "echoed=N".
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -134,7 +135,7 @@ static void *serve_thread(void *arg)
 	return (void *)mine;
 }
 
-static int serve_threads(int port, long count, int threads)
+static int serve_threads(int port, long count, int threads, int fork_half)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
 	struct timeval tv = { 0, 200000 };
@@ -158,6 +159,20 @@ static int serve_threads(int port, long count, int threads)
 	for (i = 0; i < threads; i++)
 		if (pthread_create(&t[i], NULL, serve_thread, NULL))
 			return 1;
+	if (fork_half) {
+		pid_t pid;
+		int st;
+
+		while (__atomic_load_n(&tdone, __ATOMIC_ACQUIRE) < count / 2 && !tfail)
+			usleep(1000);
+		pid = fork();
+		if (pid == 0)
+			_exit(0);
+		if (pid < 0 || waitpid(pid, &st, 0) < 0)
+			tfail = 1;
+		else
+			printf("forked_at=%ld\n", count / 2);
+	}
 	for (i = 0; i < threads; i++) {
 		pthread_join(t[i], &mine);
 		serving += mine != NULL;
@@ -170,16 +185,17 @@ static int serve_threads(int port, long count, int threads)
 
 int main(int argc, char **argv)
 {
-	int port = 7777, workers = 0, threads = 0, opt, i, st, rc = 0;
+	int port = 7777, workers = 0, threads = 0, fork_half = 0, opt, i, st, rc = 0;
 	enum mode m = BLOCK;
 	long count = 0;
 
-	while ((opt = getopt(argc, argv, "p:n:m:w:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:n:m:w:t:f")) != -1) {
 		switch (opt) {
 		case 'p': port = atoi(optarg); break;
 		case 'n': count = atol(optarg); break;
 		case 'w': workers = atoi(optarg); break;
 		case 't': threads = atoi(optarg); break;
+		case 'f': fork_half = 1; break;
 		case 'm':
 			m = !strcmp(optarg, "poll") ? POLL :
 			    !strcmp(optarg, "select") ? SELECT :
@@ -187,12 +203,12 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: udp_echo [-p PORT] [-n COUNT] "
-				"[-m poll|select|epoll|block] [-w WORKERS] [-t THREADS]\n");
+				"[-m poll|select|epoll|block] [-w WORKERS] [-t THREADS [-f]]\n");
 			return 2;
 		}
 	}
 	if (threads)
-		return serve_threads(port, count, threads);
+		return serve_threads(port, count, threads, fork_half);
 	if (!workers)
 		return serve(port, count, m);
 	for (i = 0; i < workers; i++)

@@ -184,7 +184,7 @@ void maybe_accelerate(int fd, int may_bind)
 	errno = saved;
 }
 
-static void stats_print(struct conn *c)
+static void stats_print(struct conn *c, int fd)
 {
 	struct accio_stats st;
 	char line[384];
@@ -196,7 +196,7 @@ static void stats_print(struct conn *c)
 		"accio: fd=%d row=%u rx_pkts=%llu tx_pkts=%llu rx_drops=%llu "
 		"rx_ring=%llu tx_ring=%llu tx_mmio=%llu rx_kernel=%llu "
 		"tx_kernel=%llu waits=%llu prot_faults=%llu\n",
-		c->sock->fd, st.row, (unsigned long long)st.rx_pkts,
+		fd, st.row, (unsigned long long)st.rx_pkts,
 		(unsigned long long)st.tx_pkts,
 		(unsigned long long)st.rx_drops,
 		(unsigned long long)st.rx_ring,
@@ -208,6 +208,24 @@ static void stats_print(struct conn *c)
 		(unsigned long long)st.prot_faults);
 	if (len > 0)
 		syscall(SYS_write, 2, line, (size_t)len);
+}
+
+/*
+ * A released connection's memory is kept for a while: a thread that slept
+ * in the kernel on it (its row fd stays alive until that thread returns)
+ * wakes, takes a lock and finds it dead. Bounded: the oldest is freed once
+ * 256 are kept. Table lock held.
+ */
+#define GRAVEYARD 256
+static struct conn *graveyard[GRAVEYARD];
+static unsigned int graveyard_next;
+
+static void graveyard_add(struct conn *c)
+{
+	struct conn **slot = &graveyard[graveyard_next++ % GRAVEYARD];
+
+	free(*slot);
+	*slot = c;
 }
 
 /*
@@ -223,7 +241,11 @@ void conn_release(struct sock *s, int closing)
 
 	if (!c)
 		return;
+	/* threads inside a ring access finish first; later ones see dead */
+	pthread_mutex_lock(&c->rx_lock);
+	pthread_mutex_lock(&c->tx_lock);
 	free(c->bounce);
+	c->bounce = NULL;
 	if (c->tx_wptr != c->regs[ACCIO_ROW_TX_RPTR / 8]) {
 		struct accio_wait w = { .dir = ACCIO_WAIT_TX,
 					.need = c->tx_bytes, .timeout_ms = 1000 };
@@ -231,12 +253,15 @@ void conn_release(struct sock *s, int closing)
 		syscall(SYS_ioctl, c->rowfd, ACCIO_IOC_WAIT, &w);
 	}
 	if (accio_print_stats)
-		stats_print(c);
+		stats_print(c, s->fd);
 	stats_detach(c);
 	if (!closing)
 		epoll_restore(s, c->rowfd);
 	conn_unmap(c);
-	free(c);
+	c->dead = 1;
+	pthread_mutex_unlock(&c->tx_lock);
+	pthread_mutex_unlock(&c->rx_lock);
+	graveyard_add(c);
 }
 
 /* ---- rings ------------------------------------------------------------ */
@@ -365,7 +390,7 @@ static int tx_stamp_read(struct conn *c, uint64_t seq, uint64_t *ns)
  * SO_EE_ORIGIN_TIMESTAMPING. Stamps of datagrams the kernel sent are in
  * the kernel's error queue.
  */
-ssize_t errqueue_recv(struct conn *c, struct msghdr *msg, int flags)
+ssize_t errqueue_recv(struct conn *c, int fd, struct msghdr *msg, int flags)
 {
 	struct sock_extended_err ee;
 	struct timespec ts[3];
@@ -374,12 +399,12 @@ ssize_t errqueue_recv(struct conn *c, struct msghdr *msg, int flags)
 	int r;
 
 	pthread_mutex_lock(&c->tx_lock);
-	r = c->ts_seq ? tx_stamp_read(c, c->ts_seq, &ns) : 0;
+	r = c->ts_seq && !c->dead ? tx_stamp_read(c, c->ts_seq, &ns) : 0;
 	if (r)
 		c->ts_seq = 0;
 	pthread_mutex_unlock(&c->tx_lock);
 	if (r <= 0)
-		return syscall(SYS_recvmsg, c->sock->fd, msg, flags);
+		return syscall(SYS_recvmsg, fd, msg, flags);
 	if (!msg->msg_control ||
 	    msg->msg_controllen < CMSG_SPACE(sizeof(ts)) + CMSG_SPACE(sizeof(ee))) {
 		msg->msg_flags = MSG_ERRQUEUE | MSG_CTRUNC;
@@ -425,9 +450,10 @@ static ssize_t kernel_recv(struct conn *c, struct rx_args *a, int flags)
 		m.msg_name = a->from;
 		m.msg_namelen = a->fromlen ? *a->fromlen : 0;
 	}
-	n = syscall(SYS_recvmsg, c->sock->fd, &m, flags);
+	n = syscall(SYS_recvmsg, a->fd, &m, flags);
 	if (n >= 0) {
-		c->st->rx_kernel++;
+		if (c)
+			c->st->rx_kernel++;
 		if (a->msg)
 			*a->msg = m;
 		else if (a->fromlen)
@@ -530,6 +556,11 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 		return kernel_recv(c, a, a->flags);
 	pthread_mutex_lock(&c->rx_lock);
 	for (;;) {
+		if (c->dead) {
+			/* released meanwhile: the socket is the kernel's again */
+			pthread_mutex_unlock(&c->rx_lock);
+			return kernel_recv(NULL, a, a->flags);
+		}
 		if (c->zc_rx) {
 			/* a zero-copy datagram is held: the next one is after it */
 			c->rx_rptr += c->zc_rx;
@@ -562,6 +593,8 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 		pthread_mutex_unlock(&c->rx_lock);
 		ready = conn_wait(c, ACCIO_WAIT_RX, 0, deadline);
 		pthread_mutex_lock(&c->rx_lock);
+		if (ready < 0 && c->dead)
+			continue;	/* the row fd went with the row */
 		if (ready < 0) {
 			n = -1;
 			break;
@@ -674,16 +707,16 @@ static void mmio_send(struct conn *c, const uint8_t *hdr,
 	c->st->tx_mmio++;
 }
 
-static ssize_t kernel_send(struct conn *c, const struct msghdr *m, int flags)
+static ssize_t kernel_send(struct conn *c, int fd, const struct msghdr *m, int flags)
 {
-	ssize_t n = syscall(SYS_sendmsg, c->sock->fd, m, flags);
+	ssize_t n = syscall(SYS_sendmsg, fd, m, flags);
 
 	if (n >= 0)
 		c->st->tx_kernel++;
 	return n;
 }
 
-ssize_t conn_sendmsg(struct conn *c, const struct msghdr *m, int flags)
+ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 {
 	const struct sockaddr_in *to = m->msg_name;
 	uint8_t hdr[ACCIO_TX_HDR];
@@ -696,18 +729,18 @@ ssize_t conn_sendmsg(struct conn *c, const struct msghdr *m, int flags)
 		len += m->msg_iov[i].iov_len;
 	if (flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL) || m->msg_controllen ||
 	    len > ACCIO_MAX_PAYLOAD)
-		return kernel_send(c, m, flags);
+		return kernel_send(c, fd, m, flags);
 	if (bad_iov(m->msg_iov, m->msg_iovlen)) {
 		errno = EFAULT;
 		return -1;
 	}
 	if (to) {
 		if (m->msg_namelen < sizeof(*to) || to->sin_family != AF_INET)
-			return kernel_send(c, m, flags);
+			return kernel_send(c, fd, m, flags);
 		ip = to->sin_addr.s_addr;
 		port = to->sin_port;
 		if (!port || !dest_ok(c, ip))
-			return kernel_send(c, m, flags);
+			return kernel_send(c, fd, m, flags);
 	} else {
 		if (!c->rip) {
 			errno = EDESTADDRREQ;
@@ -720,6 +753,10 @@ ssize_t conn_sendmsg(struct conn *c, const struct msghdr *m, int flags)
 	make_txhdr(hdr, len, ip, port);
 	rec = PAD8(ACCIO_TX_HDR + len);
 	pthread_mutex_lock(&c->tx_lock);
+	if (c->dead) {
+		pthread_mutex_unlock(&c->tx_lock);
+		return syscall(SYS_sendmsg, fd, m, flags);
+	}
 	if ((int)len <= accio_mmio_max) {
 		mmio_send(c, hdr, m->msg_iov, m->msg_iovlen, len);
 		tx_stamp_want(c);

@@ -62,6 +62,7 @@ struct conn {
 	struct accio_stats *st;	/* in the statistics file, or own_st */
 	struct accio_stats own_st;
 	int slot;		/* statistics file slot, -1: none */
+	int dead;		/* released: rings unmapped (under both locks) */
 };
 
 /*
@@ -131,6 +132,7 @@ HIDDEN void rmb_io(void);
 HIDDEN uint64_t now_us(void);
 
 struct rx_args {
+	int fd;			/* the descriptor the call came on */
 	struct iovec *iov;
 	int iovcnt;
 	int flags;
@@ -140,8 +142,8 @@ struct rx_args {
 };
 
 HIDDEN ssize_t conn_recv(struct conn *c, struct rx_args *a);
-HIDDEN ssize_t conn_sendmsg(struct conn *c, const struct msghdr *m, int flags);
-HIDDEN ssize_t errqueue_recv(struct conn *c, struct msghdr *msg, int flags);
+HIDDEN ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags);
+HIDDEN ssize_t errqueue_recv(struct conn *c, int fd, struct msghdr *msg, int flags);
 
 /* ---- readiness.c ---- */
 HIDDEN void epoll_migrate(struct sock *s, int rowfd);

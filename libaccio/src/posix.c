@@ -91,7 +91,7 @@ ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
 
 	if (!c)
 		return syscall(SYS_sendmsg, fd, m, flags);
-	return conn_sendmsg(c, m, flags);
+	return conn_sendmsg(c, fd, m, flags);
 }
 
 ssize_t sendto(int fd, const void *buf, size_t len, int flags,
@@ -106,7 +106,7 @@ ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 
 	if (!c)
 		return syscall(SYS_sendto, fd, buf, len, flags, to, tolen);
-	return conn_sendmsg(c, &m, flags);
+	return conn_sendmsg(c, fd, &m, flags);
 }
 
 ssize_t send(int fd, const void *buf, size_t len, int flags)
@@ -122,7 +122,7 @@ ssize_t write(int fd, const void *buf, size_t len)
 
 	if (!c)
 		return syscall(SYS_write, fd, buf, len);
-	return conn_sendmsg(c, &m, 0);
+	return conn_sendmsg(c, fd, &m, 0);
 }
 
 ssize_t recvmsg(int fd, struct msghdr *m, int flags)
@@ -133,7 +133,8 @@ ssize_t recvmsg(int fd, struct msghdr *m, int flags)
 	if (!c)
 		return syscall(SYS_recvmsg, fd, m, flags);
 	if (flags & MSG_ERRQUEUE)
-		return errqueue_recv(c, m, flags);
+		return errqueue_recv(c, fd, m, flags);
+	a.fd = fd;
 	a.iov = m->msg_iov;
 	a.iovcnt = m->msg_iovlen;
 	a.flags = flags;
@@ -149,7 +150,7 @@ ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
 	struct conn *c = conn_use(fd, 0);
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct rx_args a = {
-		.iov = &iov, .iovcnt = 1, .flags = flags,
+		.fd = fd, .iov = &iov, .iovcnt = 1, .flags = flags,
 		.from = (struct sockaddr_in *)from,
 		.fromlen = from ? fromlen : NULL,
 	};
@@ -168,7 +169,7 @@ ssize_t read(int fd, void *buf, size_t len)
 {
 	struct conn *c = conn_use(fd, 0);
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
-	struct rx_args a = { .iov = &iov, .iovcnt = 1 };
+	struct rx_args a = { .fd = fd, .iov = &iov, .iovcnt = 1 };
 
 	if (!c)
 		return syscall(SYS_read, fd, buf, len);
@@ -324,7 +325,7 @@ int ioctl(int fd, int req, ...)
 		uint16_t len;
 
 		pthread_mutex_lock(&c->rx_lock);
-		if (!c->zc_rx && !rx_empty(c)) {
+		if (!c->dead && !c->zc_rx && !rx_empty(c)) {
 			rmb_io();
 			ring_read(c->rx, c->rx_bytes, c->rx_rptr, &len, 2);
 			pthread_mutex_unlock(&c->rx_lock);

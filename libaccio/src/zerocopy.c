@@ -27,6 +27,11 @@ void *accio_zc_alloc(int fd, size_t len)
 	}
 	rec = PAD8(ACCIO_TX_HDR + len);
 	pthread_mutex_lock(&c->tx_lock);
+	if (c->dead) {
+		pthread_mutex_unlock(&c->tx_lock);
+		errno = EBADF;
+		return NULL;
+	}
 	if (tx_room(c, rec, c->sock->nonblock) < 0) {
 		pthread_mutex_unlock(&c->tx_lock);
 		return NULL;
@@ -51,7 +56,7 @@ ssize_t accio_zc_send(int fd, void *buf, size_t len,
 		return -1;
 	}
 	pthread_mutex_lock(&c->tx_lock);
-	if (!c->zc_tx || buf != c->zc_tx || len > c->zc_len) {
+	if (c->dead || !c->zc_tx || buf != c->zc_tx || len > c->zc_len) {
 		pthread_mutex_unlock(&c->tx_lock);
 		errno = EINVAL;
 		return -1;
@@ -118,6 +123,8 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 		return -1;
 	}
 	pthread_mutex_lock(&c->rx_lock);
+	if (c->dead)
+		goto dead;
 	if (c->zc_rx) {
 		c->rx_rptr += c->zc_rx;
 		c->regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
@@ -138,6 +145,8 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 		pthread_mutex_unlock(&c->rx_lock);
 		ready = conn_wait(c, ACCIO_WAIT_RX, 0, 0);
 		pthread_mutex_lock(&c->rx_lock);
+		if (c->dead)
+			goto dead;
 		if (ready < 0) {
 			pthread_mutex_unlock(&c->rx_lock);
 			return -1;
@@ -164,6 +173,11 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 	c->st->rx_ring++;
 	pthread_mutex_unlock(&c->rx_lock);
 	return len;
+dead:
+	/* the socket left the fast path meanwhile */
+	pthread_mutex_unlock(&c->rx_lock);
+	errno = EBADF;
+	return -1;
 }
 
 int accio_zc_release(int fd, const void *buf)
@@ -176,6 +190,11 @@ int accio_zc_release(int fd, const void *buf)
 		return -1;
 	}
 	pthread_mutex_lock(&c->rx_lock);
+	if (c->dead) {
+		pthread_mutex_unlock(&c->rx_lock);
+		errno = EBADF;
+		return -1;
+	}
 	if (c->bounce_held && buf == c->bounce) {
 		c->bounce_held = 0;
 		pthread_mutex_unlock(&c->rx_lock);

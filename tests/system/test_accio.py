@@ -409,25 +409,36 @@ def test_unmodified_servers_with_poll_select_epoll_and_workers():
 def test_threads_sharing_one_accelerated_socket():
     """udp_echo -t: four threads in blocking recvfrom on one accelerated
     socket (with a receive timeout, so that they notice the end): every
-    datagram is echoed once, whole, through the row, and every thread ends."""
-    gport, n = 7200, 200
-    hport = accio.free_udp_port()
-    client = UdpClient({hport: n})
-    client.start()
-    try:
-        r = accio.run(f"accio-timeout 120 env {PRELOAD} udp_echo -p {gport} -n {n} -t 4 2>&1",
-                      timeout=TIMEOUT, fwd_udp=[(hport, gport)])
-    finally:
-        client.stop.set()
-        client.join(5)
-    assert r.rc == 0, r.output + r.console[-2000:]
-    assert f"echoed={n}\n" in r.output and "threads_serving=" in r.output, r.output
-    assert client.bad == 0 and client.got[hport] >= n, client.got
-    st = accio_stats(r.output)
-    assert len(st) == 1, r.output
-    s = st[0]
-    assert s["rx_ring"] + s["rx_kernel"] == n and s["tx_ring"] == n and s["tx_kernel"] == 0, s
-    assert s["rx_ring"] >= n // 2, s
+    datagram is echoed once, whole, through the row, and every thread ends.
+    Then the same with a fork halfway (-f) while the threads sleep in the
+    kernel on the row: the socket leaves the fast path under them, and they
+    go on through the kernel without losing a datagram."""
+    n = 200
+    for fork in (False, True):
+        gport = 7200 + fork
+        hport = accio.free_udp_port()
+        client = UdpClient({hport: n})
+        client.start()
+        try:
+            r = accio.run(f"accio-timeout 120 env {PRELOAD} udp_echo -p {gport} -n {n} -t 4"
+                          f"{' -f' if fork else ''} 2>&1",
+                          timeout=TIMEOUT, fwd_udp=[(hport, gport)])
+        finally:
+            client.stop.set()
+            client.join(5)
+        assert r.rc == 0, r.output + r.console[-2000:]
+        assert f"echoed={n}\n" in r.output and "threads_serving=" in r.output, r.output
+        assert client.bad == 0 and client.got[hport] >= n, client.got
+        st = accio_stats(r.output)
+        assert len(st) == 1, r.output
+        s = st[0]
+        if not fork:
+            assert s["rx_ring"] + s["rx_kernel"] == n and s["tx_ring"] == n, s
+            assert s["tx_kernel"] == 0 and s["rx_ring"] >= n // 2, s
+        else:
+            # the line is printed when the row is released at the fork
+            assert f"forked_at={n // 2}" in r.output, r.output
+            assert n // 2 <= s["tx_ring"] < n and s["rx_ring"] >= n // 4, s
 
 
 def test_kill_9_still_sends_what_was_queued():
