@@ -304,7 +304,8 @@ def test_accio_stat_shows_each_accelerated_socket():
     cmd = (f"{PRELOAD} udp_echo -p {gport} -n {n + 1000} -m block & "
            f"for i in $(seq 100); do [ -e /run/accio/$! ] && break; sleep 0.1; done;"
            f"echo @@ready@@;"
-           f"for i in $(seq 200); do accio stat $! | grep -q ' {n} .* {n} ' && break; sleep 0.1; done;"
+           f"for i in $(seq 300); do accio stat $! | awk '$1 ~ /^[0-9]+$/ && $7 >= {n} "
+           f"{{f = 1}} END {{exit !f}}' && break; sleep 0.1; done; sleep 1;"
            f"accio stat; echo @@one@@; accio stat $!; accio stat nope; echo bad_rc=$?; kill $!;"
            f"echo @@hold@@; ACCIO_STAT_DIR=/proc/none accio_selftest hold 9 & sleep 1;"
            f"accio stat; kill $!")
@@ -322,8 +323,10 @@ def test_accio_stat_shows_each_accelerated_socket():
     rows = [dict(zip(cols, l.split())) for l in table.splitlines() if " udp_echo " in l]
     assert len(rows) == 1, table
     row = rows[0]
-    assert int(row["RX_PKTS"]) == n and int(row["RX_RING"]) == n, row
-    assert int(row["TX_RING"]) == n and int(row["TX_PKTS"]) == n, row
+    # the host client resends a datagram whose echo is late (a loaded host):
+    # at least n arrived, every one through the ring and echoed through it
+    assert int(row["RX_PKTS"]) >= n and row["RX_RING"] == row["RX_PKTS"], row
+    assert row["TX_RING"] == row["RX_RING"] and row["TX_PKTS"] == row["TX_RING"], row
     assert row["RX_KERNEL"] == "0" and row["TX_KERNEL"] == "0" and row["RX_DROPS"] == "0"
     assert "1 accelerated sockets in 1 processes" in table, table
     one, _, hold = rest.partition("@@hold@@")
@@ -427,13 +430,16 @@ def test_threads_sharing_one_accelerated_socket():
             client.stop.set()
             client.join(5)
         assert r.rc == 0, r.output + r.console[-2000:]
-        assert f"echoed={n}\n" in r.output and "threads_serving=" in r.output, r.output
+        # two threads may both take a datagram the client resent (a late
+        # echo on a loaded host) as the count is reached: at least n
+        echoed = int(re.search(r"^echoed=(\d+)$", r.output, re.M).group(1))
+        assert n <= echoed <= n + 3 and "threads_serving=" in r.output, r.output
         assert client.bad == 0 and client.got[hport] >= n, client.got
         st = accio_stats(r.output)
         assert len(st) == 1, r.output
         s = st[0]
         if not fork:
-            assert s["rx_ring"] + s["rx_kernel"] == n and s["tx_ring"] == n, s
+            assert s["rx_ring"] + s["rx_kernel"] == echoed and s["tx_ring"] == echoed, s
             assert s["tx_kernel"] == 0 and s["rx_ring"] >= n // 2, s
         else:
             # the line is printed when the row is released at the fork
