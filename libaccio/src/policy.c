@@ -207,9 +207,9 @@ static void at_exit(void)
 #ifdef __GLIBC__
 extern const char *gnu_get_libc_version(void) __attribute__((weak));
 /*
- * glibc's pthread_atfork is a stub in libc_nonshared.a that calls
- * __register_atfork with the object's handle: called directly, and weak,
- * so that this build also loads where that symbol is missing.
+ * glibc's pthread_atfork is a small wrapper, linked from libc_nonshared.a,
+ * around __register_atfork with the object's handle: that is called
+ * directly here, and weak, so that this build also loads where it is missing.
  */
 extern int __register_atfork(void (*)(void), void (*)(void), void (*)(void),
 			     void *) __attribute__((weak));

@@ -167,12 +167,16 @@ def test_64_concurrent_connections():
     assert "rows_used_after=0" in r.output
 
 
+def run_blocks(text):
+    """The outputs between @@run NAME@@ markers, by NAME."""
+    return dict(block.partition("@@\n")[::2] for block in text.split("@@run ")[1:])
+
+
 def sockcheck_runs(text):
     """The sockcheck outputs between @@run NAME@@ markers, without libaccio's
     lines, and libaccio's lines of each run, split at '== descriptors'."""
     runs, stats = {}, {}
-    for block in text.split("@@run ")[1:]:
-        name, _, body = block.partition("@@\n")
+    for name, body in run_blocks(text).items():
         runs[name] = "\n".join(l for l in body.splitlines() if not l.startswith("accio:"))
         first, _, desc = body.partition("== descriptors\n")
         stats[name] = (accio_stats(first), accio_stats(desc))
@@ -272,10 +276,7 @@ def test_socket_handed_to_an_exec_child_loses_no_datagram():
                       f"echo @@run keep@@; accio-timeout 60 env {PRELOAD} ACCIO_FORK=keep {hv} 2>&1;"
                       f"echo rows_used=$({ROWS_USED})", timeout=TIMEOUT)
     assert r.rc == 0, r.output + r.console[-2000:]
-    runs = {}
-    for block in r.output.split("@@run ")[1:]:
-        name, _, body = block.partition("@@\n")
-        runs[name] = body
+    runs = run_blocks(r.output)
     for name in ("linux", "release", "keep"):
         body = runs[name]
         assert "parent rx=50" in body, (name, body)
