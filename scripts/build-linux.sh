@@ -47,6 +47,9 @@ MK=(make -C "$T" O="$B" ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- "CC=ccache r
 while IFS= read -r line; do
 	case "$line" in
 	CONFIG_*=*) grep -qxF "$line" "$B/.config" || { log "config: $line did not take"; exit 1; } ;;
+	"# CONFIG_"*" is not set")
+		opt=${line#\# }; opt=${opt%% *}
+		! grep -q "^$opt=" "$B/.config" || { log "config: $opt is still set"; exit 1; } ;;
 	esac
 done < "$ROOT/kernel-patches/config/accio.config"
 log "building Image (jobs=$JOBS)"

@@ -2,7 +2,7 @@
 # Build qemu-system-riscv64 (QEMU 10.0 from Debian's bookworm-backports source)
 # with the Accio devices: hardware/qemu/accio/* is copied into the tree
 # (hw/accio, include/hw/accio) and hardware/qemu/patches/*.patch hook it into
-# the virt machine. Output: $CACHE/qemu/qemu-system-riscv64-<hash>, linked
+# the virt machine; TCG plugins are enabled (eval/breakdown.py). Output: $CACHE/qemu/qemu-system-riscv64-<hash>, linked
 # from build/qemu-system-riscv64. The object tree and ccache persist.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -55,7 +55,7 @@ if [ ! -f "$B/build.ninja" ]; then
 	mkdir -p "$B"
 	(cd "$B" && "$T/configure" --target-list=riscv64-softmmu --python=/usr/bin/python3 \
 		--without-default-features --enable-slirp --enable-fdt=system \
-		--enable-tcg --disable-docs --disable-werror --disable-install-blobs >"$Q/configure.log" 2>&1) \
+		--enable-tcg --enable-plugins --disable-docs --disable-werror --disable-install-blobs >"$Q/configure.log" 2>&1) \
 		|| { tail -30 "$Q/configure.log"; exit 1; }
 fi
 log "building (jobs=$JOBS)"

@@ -848,7 +848,8 @@ struct sbuf {
 	size_t len, used;
 };
 
-static void say(struct sbuf *b, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3)))
+say(struct sbuf *b, const char *fmt, ...)
 {
 	va_list ap;
 	int n;

@@ -1,0 +1,460 @@
+#!/usr/bin/env python3
+"""Where one round trip's instructions go: a per-stage breakdown of the
+client's side of a UDP ping-pong, on Linux sockets and through Accio.
+
+usage: python3 eval/breakdown.py [--count N] [--size B] [--modes LIST]
+                                 [--top K] [--json FILE] [--plot FILE]
+
+Each mode boots the SoC once in deterministic virtual time (icount shift 4,
+16 ns per instruction) with the accio_prof TCG plugin (eval/prof/), which
+counts every instruction every hart executes while a window is open.
+apps/udp_pingpong opens a window before each measured send and closes it
+after the reply is received; libaccio pauses counting while it busy-waits
+(waiting is not work). So the counts are the instructions of the client's
+processing time (RTT_sw - RTT_hw) on all harts, the same interval the
+benchmark measures, without the wait for the peer.
+
+Every instruction is named: kernel addresses from System.map, and the file
+each kernel function comes from (nm of vmlinux.a's objects) decides its
+stage; user addresses through the client's own memory map (udp_pingpong -M)
+and the symbols of the files in build/rootfs; M-mode addresses are the
+firmware (OpenSBI). Uncached loads and stores (device registers) are
+counted separately, per device: on silicon each is a bus round trip.
+
+Modes: linux (plain sockets), accio (LD_PRELOAD=libaccio.so, blocking, the
+default), spin (ACCIO_SPIN_US=100000), mmio (spin + ACCIO_MMIO_TX_MAX=1472).
+Prints Markdown tables; writes the numbers as JSON and a stacked-bar plot
+(matplotlib) when asked.
+"""
+import argparse
+import bisect
+import glob
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import accio  # noqa: E402
+
+CACHE = os.environ.get("ACCIO_CACHE", os.path.expanduser("~/.cache/accio"))
+PRELOAD = "LD_PRELOAD=/usr/lib/libaccio.so"
+MODES = {
+    "linux": "",
+    "accio": PRELOAD,
+    "spin": PRELOAD + " ACCIO_SPIN_US=100000",
+    "mmio": PRELOAD + " ACCIO_SPIN_US=100000 ACCIO_MMIO_TX_MAX=1472",
+}
+NS_PER_INSN = 16            # icount shift 4
+KERNEL_BASE = 0xffffffff00000000
+FIRMWARE = (0x80000000, 0x80200000)
+FIRMWARE_ELF = "/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_dynamic.elf"
+DEVICES = [  # (name, base, size) of the virt machine's devices
+    ("uncore", 0x11000000, 0x1000000),
+    ("nic", 0x10200000, 0x1000),
+    ("plic", 0x0c000000, 0x600000),
+    ("clint", 0x02000000, 0x10000),
+    ("uart", 0x10000000, 0x100),
+]
+
+# ---- stages ---------------------------------------------------------------
+
+STAGES = [
+    "app", "libc", "user copies", "libaccio send", "libaccio receive",
+    "libaccio sleep", "libaccio other", "syscall/trap entry+exit",
+    "VFS (syscall dispatch)", "Accio driver", "socket layer", "UDP/IP",
+    "NIC driver", "netdev core+NAPI", "softirq", "interrupt+PLIC",
+    "wait queues", "wake-up", "scheduler", "context switch", "idle loop",
+    "timers+tick", "firmware (SBI)", "kernel copies", "locks+RCU",
+    "memory mgmt", "other kernel", "other user",
+]
+
+LIBACCIO_SEND = re.compile(r"^(send|sendto|sendmsg|sendmmsg|write|writev|conn_sendmsg|tx_|"
+                           r"make_txhdr|mmio_send|kernel_send|dest_ok|ring_write|wmb_io)")
+LIBACCIO_RECV = re.compile(r"^(recv|recvfrom|recvmsg|recvmmsg|read|readv|__recv|__read_chk|"
+                           r"conn_recv|ring_recv|ring_read|rx_|kernel_recv|errqueue_recv|"
+                           r"put_tstamp|rmb_io|tx_stamp)")
+LIBACCIO_SLEEP = re.compile(r"^(conn_wait|deadline_of|now_us)")
+USER_COPY = re.compile(r"^(memcpy|memmove|memset|__memcpy|__memmove|__memset)")
+WAKE = re.compile(r"^(try_to_wake_up|ttwu_|select_task_rq|enqueue_|activate_task|"
+                  r"check_preempt|resched_curr|wake_up_|__wake_up|default_wake_function|"
+                  r"pollwake|autoremove_wake|woken_wake|place_entity|update_min_vruntime)")
+SWITCH = re.compile(r"^(__switch_to|context_switch|finish_task_switch|switch_mm|"
+                    r"__schedule_switch|prepare_task_switch|__accio_sched_switch)")
+
+
+def kernel_stage(name, path):
+    p = path or ""
+    if SWITCH.match(name) or p.startswith("arch/riscv/mm/context"):
+        return "context switch"
+    if p.startswith("drivers/net/ethernet/accio/accio_ict"):
+        return "Accio driver"
+    if p.startswith("drivers/net/ethernet/accio"):
+        return "NIC driver"
+    if p.startswith(("arch/riscv/kernel/entry", "arch/riscv/kernel/traps",
+                     "arch/riscv/kernel/head", "kernel/entry/")):
+        return "syscall/trap entry+exit"
+    if p.startswith(("arch/riscv/lib/uaccess", "arch/riscv/lib/mem", "lib/usercopy",
+                     "lib/iov_iter", "lib/string")):
+        return "kernel copies"
+    if p.startswith(("kernel/sched/idle", "drivers/cpuidle", "arch/riscv/kernel/process",
+                     "arch/riscv/kernel/cpuidle")) or name in ("arch_cpu_idle", "default_idle_call"):
+        return "idle loop"
+    if p.startswith("kernel/sched/wait") or name in ("add_wait_queue", "remove_wait_queue",
+                                                        "init_wait_entry"):
+        return "wait queues"
+    if p.startswith("kernel/sched/") and WAKE.match(name):
+        return "wake-up"
+    if p.startswith("kernel/sched/"):
+        return "scheduler"
+    if p.startswith(("kernel/time/", "drivers/clocksource", "arch/riscv/kernel/time")):
+        return "timers+tick"
+    if p.startswith("arch/riscv/kernel/sbi"):
+        return "firmware (SBI)"
+    if p.startswith(("kernel/irq/", "drivers/irqchip/", "kernel/irq_work",
+                     "arch/riscv/kernel/irq", "arch/riscv/kernel/smp")):
+        return "interrupt+PLIC"
+    if p.startswith("kernel/softirq"):
+        return "softirq"
+    if p.startswith(("net/socket", "net/core/sock", "net/core/skbuff", "net/core/datagram",
+                     "net/core/scm", "net/core/stream")):
+        return "socket layer"
+    if p.startswith(("net/ipv4/", "lib/checksum")):
+        return "UDP/IP"
+    if p.startswith(("net/core/", "net/sched/", "net/ethernet/")):
+        return "netdev core+NAPI"
+    if p.startswith("fs/") or name.startswith(("__riscv_sys_", "sys_")):
+        return "VFS (syscall dispatch)"
+    if p.startswith(("kernel/locking/", "kernel/rcu/")):
+        return "locks+RCU"
+    if p.startswith("mm/") or p.startswith("arch/riscv/mm/"):
+        return "memory mgmt"
+    return "other kernel"
+
+
+def user_stage(path, name):
+    base = os.path.basename(path)
+    if base.startswith("libaccio"):
+        if LIBACCIO_SLEEP.match(name):
+            return "libaccio sleep"
+        if LIBACCIO_SEND.match(name):
+            return "libaccio send"
+        if LIBACCIO_RECV.match(name):
+            return "libaccio receive"
+        return "libaccio other"
+    if USER_COPY.match(name):
+        return "user copies"
+    if base.startswith(("ld-musl", "libc", "ld-linux")) or path == "[vdso]":
+        return "libc"
+    if base == "udp_pingpong":
+        return "app"
+    return "other user"
+
+
+# ---- symbols ---------------------------------------------------------------
+
+class Symbols:
+    """Sorted (address, name) of one file's functions."""
+
+    def __init__(self, pairs):
+        pairs.sort()
+        self.addr = [a for a, _ in pairs]
+        self.name = [n for _, n in pairs]
+
+    def lookup(self, a):
+        i = bisect.bisect_right(self.addr, a) - 1
+        return self.name[i] if i >= 0 else "?"
+
+
+def nm_pairs(path, dynamic=False):
+    cmd = ["riscv64-linux-gnu-nm", "--defined-only"] + (["-D"] if dynamic else []) + [path]
+    out = subprocess.run(cmd, capture_output=True, text=True).stdout
+    pairs = []
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[1] in "tTwWiI":
+            pairs.append((int(f[0], 16), f[2]))
+    return pairs
+
+
+def kernel_files():
+    """function name -> source file, from the objects vmlinux is linked
+    from (vmlinux.a and the lib.a archives)."""
+    obj = os.path.join(CACHE, "linux", "obj")
+    key = hashlib.sha256(open(os.path.join(accio.BUILD, "System.map"), "rb").read()).hexdigest()[:16]
+    cache = os.path.join(CACHE, "prof", f"kfiles-{key}.json")
+    if os.path.exists(cache):
+        return json.load(open(cache))
+    files = {}
+    for archive in ("vmlinux.a", "lib/lib.a", "arch/riscv/lib/lib.a"):
+        path = os.path.join(obj, archive)
+        if not os.path.exists(path):
+            continue
+        out = subprocess.run(["riscv64-linux-gnu-nm", "-A", "--defined-only", path],
+                             capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            m = re.match(r"^[^:]*:([^:]+):\s*[0-9a-f]+ ([tTwW]) (\S+)$", line)
+            if m:
+                files.setdefault(m.group(3), os.path.relpath(os.path.join(obj, m.group(1)), obj))
+    os.makedirs(os.path.dirname(cache), exist_ok=True)
+    json.dump(files, open(cache, "w"))
+    return files
+
+
+def load_segments(path):
+    """PT_LOAD (offset, vaddr, filesz) of an ELF file."""
+    out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True).stdout
+    segs = []
+    for line in out.splitlines():
+        f = line.split()
+        if f and f[0] == "LOAD":
+            segs.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))
+    return segs
+
+
+class UserMap:
+    """The client's memory map: user address -> (file, function)."""
+
+    def __init__(self, maps_lines):
+        self.maps = []
+        self.syms = {}
+        for line in maps_lines:
+            f = line.split()
+            if len(f) < 6 or "x" not in f[1]:
+                continue
+            lo, hi = (int(x, 16) for x in f[0].split("-"))
+            self.maps.append((lo, hi, int(f[2], 16), f[5]))
+        for _, _, _, path in self.maps:
+            if path in self.syms or path.startswith("["):
+                continue
+            host = os.path.join(accio.BUILD, "rootfs", path.lstrip("/"))
+            if os.path.exists(host):
+                pairs = nm_pairs(host) or nm_pairs(host, dynamic=True)
+                self.syms[path] = (Symbols(pairs), load_segments(host))
+
+    def lookup(self, a):
+        for lo, hi, off, path in self.maps:
+            if lo <= a < hi:
+                if path not in self.syms:
+                    return path, "?"
+                syms, segs = self.syms[path]
+                foff = a - lo + off
+                for soff, svaddr, size in segs:
+                    if soff <= foff < soff + size:
+                        return path, syms.lookup(foff - soff + svaddr)
+                return path, "?"
+        return None, None
+
+
+# ---- running ---------------------------------------------------------------
+
+def plugin():
+    src = os.path.join(ROOT, "eval", "prof", "accio_prof.c")
+    hdr_dir = os.path.join(CACHE, "qemu", "tree", "include", "qemu")
+    hdr = os.path.join(hdr_dir, "qemu-plugin.h")
+    if not os.path.exists(hdr):
+        sys.exit(f"breakdown: {hdr} missing (run: make build)")
+    key = hashlib.sha256(open(src, "rb").read() + open(hdr, "rb").read()).hexdigest()[:16]
+    out = os.path.join(CACHE, "prof", f"libaccio_prof-{key}.so")
+    if not os.path.exists(out):
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        glib = subprocess.run(["pkg-config", "--cflags", "glib-2.0"], capture_output=True,
+                              text=True, check=True).stdout.split()
+        subprocess.run(["gcc", "-O2", "-Wall", "-shared", "-fPIC", *glib, "-I", hdr_dir,
+                        "-o", out + ".tmp", src], check=True)
+        os.replace(out + ".tmp", out)
+    return out
+
+
+def profile(mode, count, size, so):
+    with tempfile.TemporaryDirectory(prefix="accio-prof-") as tmp:
+        counts = os.path.join(tmp, "counts")
+        with accio.HostEcho() as echo:
+            cmd = f"{MODES[mode]} udp_pingpong -q -M -n {count} -m {size} -p {echo.port}"
+            r = accio.run(cmd, icount=4, timeout=1200,
+                          qemu_extra=["-plugin", f"{so},out={counts},mmio=on"])
+        if r.rc != 0:
+            sys.exit(f"breakdown: {mode} run failed:\n{r.output[-3000:]}")
+        text = open(counts).read()
+    return r.output, text
+
+
+def analyse(output, counts, kfiles, ksyms):
+    kv = dict(re.findall(r"^(\w+)=(\S+)$", output, re.M))
+    umap = UserMap([line[4:] for line in output.splitlines() if line.startswith("map ")])
+    windows, nharts, paused = 0, 0, 0
+    stage = {s: 0 for s in STAGES}
+    hart_stage = {}
+    by_sym, by_hart, by_priv = {}, [], {"user": 0, "kernel": 0, "firmware": 0}
+    mmio, fw = {}, {}
+    for line in counts.splitlines():
+        f = line.split()
+        if f[0] == "W":
+            windows, nharts, paused = int(f[2]), int(f[3]), int(f[4])
+            by_hart = [0] * nharts
+        elif f[0] == "I":
+            a = int(f[1], 16)
+            c = [int(x) for x in f[2:]]
+            n = sum(c)
+            name, st = classify(a, kfiles, ksyms, umap, by_priv, n)
+            for h, x in enumerate(c):
+                by_hart[h] += x
+                if x:
+                    hs = hart_stage.setdefault(h, {})
+                    hs[st] = hs.get(st, 0) + x
+            stage[st] += n
+            by_sym[(st, name)] = by_sym.get((st, name), 0) + n
+        elif f[0] == "F":
+            name, _ = classify(int(f[1], 16), kfiles, ksyms, umap, {}, 0)
+            e = fw.setdefault(name, [0, 0])
+            e[0] += int(f[2])
+            e[1] += int(f[3])
+        elif f[0] == "M":
+            a, phys, ld, sto = int(f[1], 16), int(f[2], 16), int(f[3]), int(f[4])
+            dev = next((d for d, b, s in DEVICES if b <= phys < b + s), f"{phys:#x}")
+            name, _ = classify(a, kfiles, ksyms, umap, {}, 0)
+            e = mmio.setdefault((dev, name), [0, 0])
+            e[0] += ld
+            e[1] += sto
+    if not windows:
+        sys.exit("breakdown: no measured window closed (is udp_pingpong current?)")
+    per = {s: v / windows for s, v in stage.items()}
+    return {
+        "windows": windows, "busy_waits_skipped": paused,
+        "instructions_per_round_trip": sum(per.values()),
+        "stages": per,
+        "by_hart": [v / windows for v in by_hart],
+        "by_hart_stage": {h: {k: v / windows for k, v in d.items()}
+                          for h, d in sorted(hart_stage.items())},
+        "by_privilege": {k: v / windows for k, v in by_priv.items()},
+        "top": sorted(((v / windows, st, n) for (st, n), v in by_sym.items()), reverse=True),
+        "mmio": {f"{d} {n}": [ld / windows, st / windows] for (d, n), (ld, st) in mmio.items()},
+        "firmware_entries": {k: [v[0] / windows, v[1] / windows] for k, v in fw.items()},
+        "measured": {k: kv.get(k) for k in ("proc_p50_us", "proc_p99_us", "rtt_p50_us")},
+    }
+
+
+_fw = None
+
+
+def firmware_symbols():
+    global _fw
+    if _fw is None:
+        _fw = Symbols(nm_pairs(FIRMWARE_ELF) if os.path.exists(FIRMWARE_ELF) else [])
+    return _fw
+
+
+def classify(a, kfiles, ksyms, umap, by_priv, n):
+    if a >= KERNEL_BASE:
+        by_priv["kernel"] = by_priv.get("kernel", 0) + n
+        name = ksyms.lookup(a)
+        return name, kernel_stage(name, kfiles.get(name))
+    if FIRMWARE[0] <= a < FIRMWARE[1]:
+        by_priv["firmware"] = by_priv.get("firmware", 0) + n
+        return "opensbi:" + firmware_symbols().lookup(a), "firmware (SBI)"
+    by_priv["user"] = by_priv.get("user", 0) + n
+    path, name = umap.lookup(a)
+    if path is None:
+        return f"{a:#x}", "other user"
+    return f"{os.path.basename(path)}:{name}", user_stage(path, name)
+
+
+# ---- reporting -------------------------------------------------------------
+
+def report(res, top):
+    modes = list(res)
+    print(f"| stage (instructions per round trip) | " + " | ".join(modes) + " |")
+    print("|---|" + "---:|" * len(modes))
+    for s in STAGES:
+        if any(res[m]["stages"][s] >= 0.5 for m in modes):
+            print(f"| {s} | " + " | ".join(f"{res[m]['stages'][s]:.0f}" for m in modes) + " |")
+    print("| **total** | " + " | ".join(f"**{res[m]['instructions_per_round_trip']:.0f}**"
+                                         for m in modes) + " |")
+    print("| = µs at 16 ns/instruction | " + " | ".join(
+        f"{res[m]['instructions_per_round_trip'] * NS_PER_INSN / 1000:.1f}" for m in modes) + " |")
+    print("| measured processing p50 / p99 (µs) | " + " | ".join(
+        f"{res[m]['measured']['proc_p50_us']} / {res[m]['measured']['proc_p99_us']}"
+        for m in modes) + " |")
+    print("| uncached loads / stores | " + " | ".join(
+        "{:.1f} / {:.1f}".format(sum(v[0] for v in res[m]["mmio"].values()),
+                                 sum(v[1] for v in res[m]["mmio"].values())) for m in modes) + " |")
+    print("| user / kernel / firmware | " + " | ".join(
+        " / ".join(f"{res[m]['by_privilege'][k]:.0f}" for k in ("user", "kernel", "firmware"))
+        for m in modes) + " |")
+    print("| per hart | " + " | ".join(
+        " / ".join(f"{x:.0f}" for x in res[m]["by_hart"]) for m in modes) + " |")
+    for m in modes:
+        print(f"\n{m}: top functions (instructions per round trip)\n")
+        print("| function | stage | instr |")
+        print("|---|---|---:|")
+        for v, st, n in res[m]["top"][:top]:
+            print(f"| {n} | {st} | {v:.0f} |")
+        print(f"\n{m}: stages by hart (instructions per round trip)\n")
+        for h, d in res[m]["by_hart_stage"].items():
+            print(f"- hart {h}: " + ", ".join(f"{k} {v:.0f}" for k, v in
+                                              sorted(d.items(), key=lambda kv: -kv[1]) if v >= 1))
+        print(f"\n{m}: entries into the firmware per round trip, by the code that trapped\n")
+        for k, (n, ins) in sorted(res[m]["firmware_entries"].items(), key=lambda kv: -kv[1][1]):
+            if n >= 0.05:
+                print(f"- {k}: {n:.2f} entries, {ins:.0f} instructions")
+        print(f"\n{m}: uncached accesses per round trip (loads / stores)\n")
+        for k, (ld, sto) in sorted(res[m]["mmio"].items(), key=lambda kv: -sum(kv[1])):
+            if ld + sto >= 0.05:
+                print(f"- {k}: {ld:.2f} / {sto:.2f}")
+
+
+def plot(res, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    modes = list(res)
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    bottom = [0.0] * len(modes)
+    cmap = plt.get_cmap("tab20")
+    shown = [s for s in STAGES if any(res[m]["stages"][s] >= 0.5 for m in modes)]
+    for i, s in enumerate(shown):
+        vals = [res[m]["stages"][s] for m in modes]
+        ax.bar(modes, vals, bottom=bottom, label=s, color=cmap(i % 20),
+               hatch="//" if i >= 20 else None)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.set_ylabel("instructions per round trip (client, all harts)")
+    ax.set_title("Client processing per 64 B round trip, by stage")
+    ax.legend(fontsize=7, loc="upper right", ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--count", type=int, default=200)
+    ap.add_argument("--size", type=int, default=64)
+    ap.add_argument("--modes", default="linux,accio,spin,mmio")
+    ap.add_argument("--top", type=int, default=15)
+    ap.add_argument("--json")
+    ap.add_argument("--plot")
+    a = ap.parse_args()
+    so = plugin()
+    kfiles = kernel_files()
+    ksyms = Symbols([(x, n) for x, n in accio.load_symbols()])
+    res = {}
+    for mode in a.modes.split(","):
+        if mode not in MODES:
+            sys.exit(f"breakdown: unknown mode {mode} ({', '.join(MODES)})")
+        print(f"[breakdown] {mode}: {a.count} round trips of {a.size} B", file=sys.stderr)
+        output, counts = profile(mode, a.count, a.size, so)
+        res[mode] = analyse(output, counts, kfiles, ksyms)
+    report(res, a.top)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"count": a.count, "size": a.size, "icount_shift": 4, "results": res},
+                      f, indent=1)
+    if a.plot:
+        plot(res, a.plot)
+
+
+if __name__ == "__main__":
+    main()

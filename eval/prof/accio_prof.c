@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * accio_prof: a QEMU TCG plugin that counts the instructions every hart
+ * executes inside marked windows, per instruction address, and the
+ * uncached (I/O) loads and stores among them. eval/breakdown.py turns the
+ * counts into stages of a round trip.
+ *
+ * Windows: the guest marks them with two RISC-V HINT instructions that
+ * every RISC-V core executes as no-ops ("slti x0, x0, imm" is designated
+ * for custom use):
+ *	slti x0, x0, 1	window opens (for all harts: their work in the
+ *			window counts too, as it does in virtual time)
+ *	slti x0, x0, 2	window closes
+ *	slti x0, x0, 3	pause: nothing counts until ...
+ *	slti x0, x0, 4	... resume (inside an open window)
+ * A program marks one window around each measured operation; a library
+ * pauses around a busy-wait, which is waiting, not work.
+ *
+ * Arguments: out=FILE (required), mmio=on|off (default on).
+ * Output (text, written at exit):
+ *	W <windows opened> <windows closed> <vcpus> <pauses>
+ *	I <vaddr> <count hart 0> <count hart 1> ...	one line per address
+ *	M <vaddr> <phys> <loads> <stores>		one line per I/O access site
+ *	F <vaddr> <entries> <insns>	entries into M-mode firmware by the
+ *				last instruction of the block that ran before
+ *				(an ecall, a trapping access, a WFI woken by a
+ *				machine interrupt) and the firmware's
+ *				instructions until it returned
+ * A block is counted whole when it starts inside a window (blocks end at
+ * branches, calls and traps, so the error is a part of one block per
+ * window edge or exception).
+ */
+#include <glib.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <qemu-plugin.h>
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+#define MAXV 16
+#define HINT_OPEN 0x00102013u	/* slti x0, x0, 1 */
+#define HINT_CLOSE 0x00202013u	/* slti x0, x0, 2 */
+#define HINT_PAUSE 0x00302013u	/* slti x0, x0, 3 */
+#define HINT_RESUME 0x00402013u	/* slti x0, x0, 4 */
+
+struct block {
+	size_t n;
+	uint64_t *vaddr;
+	uint64_t count[MAXV];	/* executions per hart */
+};
+
+#define FW_LO 0x80000000ull	/* OpenSBI, run at its physical address */
+#define FW_HI 0x80200000ull
+
+struct site {
+	uint64_t vaddr, phys;
+	uint64_t loads, stores;
+};
+
+static GMutex lock;
+static GPtrArray *blocks, *sites;
+static GHashTable *fw_entries;		/* vaddr -> count */
+static struct block *last[MAXV];	/* the block each hart ran last */
+static uint64_t *fw_cur[MAXV];		/* the entry a hart's firmware work counts to */
+static char *out_path;
+static bool want_mmio = true;
+static int nvcpus;
+static uint64_t opened, closed, paused;
+static bool in_window, counting;
+
+static void set_all(bool v)
+{
+	counting = v;
+}
+
+static void on_marker(unsigned int vcpu, void *udata)
+{
+	switch ((uintptr_t)udata) {
+	case HINT_OPEN:
+		opened++;
+		in_window = true;
+		set_all(1);
+		break;
+	case HINT_CLOSE:
+		closed++;
+		in_window = false;
+		set_all(0);
+		break;
+	case HINT_PAUSE:
+		if (in_window)
+			paused++;
+		set_all(0);
+		break;
+	case HINT_RESUME:
+		set_all(in_window);
+		break;
+	}
+}
+
+static void on_block(unsigned int vcpu, void *udata)
+{
+	struct block *b = udata;
+
+	if (!counting || vcpu >= MAXV)
+		return;
+	b->count[vcpu]++;
+	if (b->vaddr[0] >= FW_LO && b->vaddr[0] < FW_HI) {
+		struct block *p = last[vcpu];
+		uint64_t *e;
+
+		if (p && !(p->vaddr[0] >= FW_LO && p->vaddr[0] < FW_HI)) {
+			uint64_t key = p->vaddr[p->n - 1];
+
+			e = g_hash_table_lookup(fw_entries, &key);
+			if (!e) {
+				e = g_new0(uint64_t, 3);	/* key, entries, insns */
+				e[0] = key;
+				g_hash_table_insert(fw_entries, &e[0], e);
+			}
+			e[1]++;
+			fw_cur[vcpu] = e;
+		}
+		if (fw_cur[vcpu])
+			fw_cur[vcpu][2] += b->n;
+	}
+	last[vcpu] = b;
+}
+
+static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
+		   uint64_t vaddr, void *udata)
+{
+	struct site *s = udata;
+	struct qemu_plugin_hwaddr *hw;
+
+	if (!counting)
+		return;
+	hw = qemu_plugin_get_hwaddr(info, vaddr);
+	if (!hw || !qemu_plugin_hwaddr_is_io(hw))
+		return;
+	s->phys = qemu_plugin_hwaddr_phys_addr(hw);
+	if (qemu_plugin_mem_is_store(info))
+		s->stores++;
+	else
+		s->loads++;
+}
+
+static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	struct block *b = g_new0(struct block, 1);
+
+	b->n = n;
+	b->vaddr = g_new(uint64_t, n);
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		uint32_t word = 0;
+
+		b->vaddr[i] = qemu_plugin_insn_vaddr(insn);
+		if (qemu_plugin_insn_size(insn) == 4) {
+			qemu_plugin_insn_data(insn, &word, sizeof(word));
+			if (word == HINT_OPEN || word == HINT_CLOSE ||
+			    word == HINT_PAUSE || word == HINT_RESUME)
+				qemu_plugin_register_vcpu_insn_exec_cb(insn, on_marker,
+					QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)word);
+		}
+		if (want_mmio) {
+			struct site *s = g_new0(struct site, 1);
+
+			s->vaddr = b->vaddr[i];
+			qemu_plugin_register_vcpu_mem_cb(insn, on_mem,
+							 QEMU_PLUGIN_CB_NO_REGS,
+							 QEMU_PLUGIN_MEM_RW, s);
+			g_mutex_lock(&lock);
+			g_ptr_array_add(sites, s);
+			g_mutex_unlock(&lock);
+		}
+	}
+	/*
+	 * A plain callback that tests the flag: with QEMU 10.0.2's conditional
+	 * block callbacks (..._tb_exec_cond_cb on a scoreboard entry) guest
+	 * programs took illegal-instruction traps on FP CSR reads.
+	 */
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_NO_REGS, b);
+	g_mutex_lock(&lock);
+	g_ptr_array_add(blocks, b);
+	g_mutex_unlock(&lock);
+}
+
+static void on_atexit(qemu_plugin_id_t id, void *p)
+{
+	GHashTable *by_addr = g_hash_table_new_full(g_int64_hash, g_int64_equal,
+						    NULL, g_free);
+	GHashTableIter it;
+	gpointer key, val;
+	FILE *f = fopen(out_path, "w");
+
+	if (!f) {
+		qemu_plugin_outs("accio_prof: cannot write the output file\n");
+		return;
+	}
+	for (guint i = 0; i < blocks->len; i++) {
+		struct block *b = g_ptr_array_index(blocks, i);
+		bool any = false;
+
+		for (int v = 0; v < nvcpus; v++)
+			any |= b->count[v] != 0;
+		if (!any)
+			continue;
+		for (size_t k = 0; k < b->n; k++) {
+			uint64_t *c = g_hash_table_lookup(by_addr, &b->vaddr[k]);
+
+			if (!c) {
+				/* key first, then the counts, in one allocation */
+				c = g_new0(uint64_t, MAXV + 1);
+				c[0] = b->vaddr[k];
+				g_hash_table_insert(by_addr, &c[0], c);
+			}
+			for (int v = 0; v < nvcpus; v++)
+				c[1 + v] += b->count[v];
+		}
+	}
+	fprintf(f, "W %" PRIu64 " %" PRIu64 " %d %" PRIu64 "\n",
+		opened, closed, nvcpus, paused);
+	g_hash_table_iter_init(&it, by_addr);
+	while (g_hash_table_iter_next(&it, &key, &val)) {
+		uint64_t *c = val;
+
+		fprintf(f, "I %" PRIx64, c[0]);
+		for (int v = 0; v < nvcpus; v++)
+			fprintf(f, " %" PRIu64, c[1 + v]);
+		fputc('\n', f);
+	}
+	for (guint i = 0; i < sites->len; i++) {
+		struct site *s = g_ptr_array_index(sites, i);
+
+		if (s->loads || s->stores)
+			fprintf(f, "M %" PRIx64 " %" PRIx64 " %" PRIu64 " %" PRIu64 "\n",
+				s->vaddr, s->phys, s->loads, s->stores);
+	}
+	g_hash_table_iter_init(&it, fw_entries);
+	while (g_hash_table_iter_next(&it, &key, &val)) {
+		uint64_t *e = val;
+
+		fprintf(f, "F %" PRIx64 " %" PRIu64 " %" PRIu64 "\n", e[0], e[1], e[2]);
+	}
+	fclose(f);
+	g_hash_table_destroy(by_addr);
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
+					   const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+
+		if (!eq) {
+			fprintf(stderr, "accio_prof: bad argument %s\n", argv[i]);
+			return -1;
+		}
+		*eq = 0;
+		if (!strcmp(argv[i], "out")) {
+			out_path = g_strdup(eq + 1);
+		} else if (!strcmp(argv[i], "mmio")) {
+			if (!qemu_plugin_bool_parse(argv[i], eq + 1, &want_mmio)) {
+				fprintf(stderr, "accio_prof: mmio=on|off\n");
+				return -1;
+			}
+		} else {
+			fprintf(stderr, "accio_prof: unknown argument %s\n", argv[i]);
+			return -1;
+		}
+	}
+	if (!out_path) {
+		fprintf(stderr, "accio_prof: out=FILE is required\n");
+		return -1;
+	}
+	if (!info->system_emulation) {
+		fprintf(stderr, "accio_prof: system emulation only\n");
+		return -1;
+	}
+	nvcpus = info->system.max_vcpus;
+	if (nvcpus > MAXV) {
+		fprintf(stderr, "accio_prof: at most %d harts\n", MAXV);
+		return -1;
+	}
+	blocks = g_ptr_array_new();
+	fw_entries = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+	sites = g_ptr_array_new();
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
+	qemu_plugin_register_atexit_cb(id, on_atexit, NULL);
+	return 0;
+}
