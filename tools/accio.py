@@ -56,6 +56,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
 OPENSBI = "/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_dynamic.bin"
 GUEST_MAC = "52:54:00:ac:c1:00"
+RR_TIMESLICE = int(os.environ.get("ACCIO_RR_TIMESLICE", "2000"))
 BEGIN = "@@ACCIO-BEGIN@@"
 END_RE = re.compile(r"@@ACCIO-END rc=(\d+)@@")
 
@@ -106,8 +107,12 @@ def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
     if icount is not None:
         # Fixed guest randomness (the devicetree's rng-seed) and an RTC on
         # the virtual clock, so that equal runs execute equal instructions.
+        # The harts run in turn; a slice of at most 2000 instructions
+        # keeps a hart that spins on a lock held by a hart out of its
+        # slice from spinning for tens of thousands (QEMU patch 0003).
         cmd += ["-icount", f"shift={icount},sleep=off", "-seed", "1",
-                "-rtc", "base=2026-01-01T00:00:00,clock=vm"]
+                "-rtc", "base=2026-01-01T00:00:00,clock=vm",
+                "-accel", f"tcg,rr-timeslice={RR_TIMESLICE}"]
     if fwd_udp and wire != "user":
         raise AccioError("UDP forwarding needs the user wire")
     if wire == "user":
