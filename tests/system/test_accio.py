@@ -106,6 +106,34 @@ def test_blocking_recv_and_full_tx_ring_are_woken_by_the_ready_queue():
     assert echo.echoed >= 300
 
 
+def test_a_waiting_thread_alone_on_its_hart_halts_in_place():
+    """kernel 0010: ACCIO_IOC_WAIT halts the hart instead of sleeping when the
+    waiter is the only runnable task there; halt_us=0 turns that off. The row
+    fd's fdinfo counts the halts; the echo is checked either way."""
+    param = "/sys/module/accio_ict/parameters/halt_us"
+    # the most halts the client's row fd showed while the client ran
+    run = (f"{PRELOAD} udp_pingpong -q -n 20000 -m 64 -p PORT >/tmp/o 2>&1 & p=$!; m=-1;"
+           "while kill -0 $p 2>/dev/null; do "
+           "v=$(grep -hs '^halts:' /proc/$p/fdinfo/* | tr -dc 0-9); "
+           "[ -n \"$v\" ] && [ $v -gt $m ] && m=$v; sleep 0.05; done;"
+           "echo most_halts=$m; wait $p; echo rc=$?; cat /tmp/o")
+    with accio.HostEcho() as echo:
+        one = run.replace("PORT", str(echo.port))
+        cmd = (f"echo @@run default@@; cat {param}; {one};"
+               f"echo @@run off@@; echo 0 > {param}; {one}")
+        r = accio.run(cmd, timeout=TIMEOUT)
+    assert r.rc == 0, r.output + r.console[-2000:]
+    runs = dict(re.findall(r"@@run (\w+)@@\n(.*?)(?=@@run|\Z)", r.output, re.S))
+    assert runs["default"].split()[0] == "100"
+    for name, body in runs.items():
+        assert "rc=0" in body and "datagrams=20000 bad=0" in body, body
+        st = accio_stats(body)[0]
+        assert st["rx_ring"] == 20010 and st["waits"] > 0, body
+    halts = {n: int(kv(b)["most_halts"]) for n, b in runs.items()}
+    # With halting on, the waits were halts; with halt_us=0 none was.
+    assert halts["default"] > 0 and halts["off"] == 0, runs
+
+
 def test_bad_input_isolation_and_zero_copy():
     with accio.HostEcho() as echo:
         r = accio.run(f"accio-timeout 60 accio_selftest errors && "

@@ -1,0 +1,41 @@
+"""eval/breakdown.py: the per-stage instruction breakdown of a round trip
+(QEMU TCG plugin eval/prof/accio_prof.c) names the work of each path."""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_breakdown_attributes_each_path_to_its_stages(tmp_path):
+    out = tmp_path / "b.json"
+    png = tmp_path / "b.png"
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "eval", "breakdown.py"),
+                        "--count", "40", "--modes", "linux,accio,spin",
+                        "--json", str(out), "--plot", str(png)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    res = json.load(open(out))["results"]
+    for mode, m in res.items():
+        # every measured round trip was a window, and all of it was named
+        assert m["windows"] == 40, mode
+        total = m["instructions_per_round_trip"]
+        assert total == sum(m["stages"].values()) and total > 0
+        # the app's own code ran in every window
+        assert m["stages"]["app"] > 0, mode
+    linux, accio, spin = res["linux"]["stages"], res["accio"]["stages"], res["spin"]["stages"]
+    # Linux sockets: the kernel's socket layer and UDP/IP, nothing of libaccio
+    assert linux["socket layer"] > 100 and linux["UDP/IP"] > 100
+    assert linux["libaccio send"] == 0 and linux["Accio driver"] == 0
+    # Accio: libaccio's send and receive, the ICT driver for the waits,
+    # uncached accesses to the uncore, and no socket layer
+    assert accio["libaccio send"] > 0 and accio["libaccio receive"] > 0
+    assert accio["Accio driver"] > 0 and accio["socket layer"] == 0
+    assert any(k.startswith("uncore ") for k in res["accio"]["mmio"])
+    # spinning: the busy-wait is not counted, so it costs less than blocking
+    # and makes almost no system calls
+    assert spin["syscall/trap entry+exit"] < 50
+    assert res["spin"]["instructions_per_round_trip"] < res["accio"]["instructions_per_round_trip"]
+    assert res["spin"]["busy_waits_skipped"] > 0
+    assert png.stat().st_size > 10000
