@@ -21,6 +21,12 @@ and the symbols of the files in build/rootfs; M-mode addresses are the
 firmware (OpenSBI). Uncached loads and stores (device registers) are
 counted separately, per device: on silicon each is a bus round trip.
 
+--hart N pins the client to hart N in every mode. Where the client runs
+matters to Linux sockets: the NIC's interrupt is taken on hart 0, so a
+client on another hart is woken across harts (an IPI through the SBI
+firmware, costly in OpenSBI 1.5); Accio routes a row's wake-up to the hart
+its thread waits on in either case.
+
 Modes: linux (plain sockets), accio (LD_PRELOAD=libaccio.so, blocking, the
 default), spin (ACCIO_SPIN_US=100000), mmio (spin + ACCIO_MMIO_TX_MAX=1472).
 Prints Markdown tables; writes the numbers as JSON and a stacked-bar plot
@@ -270,11 +276,13 @@ def plugin():
     return out
 
 
-def profile(mode, count, size, so):
+def profile(mode, count, size, so, hart=None):
     with tempfile.TemporaryDirectory(prefix="accio-prof-") as tmp:
         counts = os.path.join(tmp, "counts")
         with accio.HostEcho() as echo:
-            cmd = f"{MODES[mode]} udp_pingpong -q -M -n {count} -m {size} -p {echo.port}"
+            pin = f"taskset {1 << hart:#x} " if hart is not None else ""
+            cmd = (f"{MODES[mode]} {pin}udp_pingpong -q -M -n {count} -m {size} "
+                   f"-p {echo.port}")
             r = accio.run(cmd, icount=4, timeout=1200,
                           qemu_extra=["-plugin", f"{so},out={counts},mmio=on"])
         if r.rc != 0:
@@ -408,7 +416,11 @@ def report(res, top):
 
 
 def plot(res, path):
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        sys.exit("breakdown: --plot needs matplotlib: run with ~/.cache/accio/venv/bin/python "
+                 "(make build installs it there)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     modes = list(res)
@@ -434,6 +446,8 @@ def main():
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--modes", default="linux,accio,spin,mmio")
     ap.add_argument("--top", type=int, default=15)
+    ap.add_argument("--hart", type=int, help="pin the client to this hart (taskset); the NIC's "
+                    "interrupt is taken on hart 0")
     ap.add_argument("--json")
     ap.add_argument("--plot")
     a = ap.parse_args()
@@ -445,12 +459,13 @@ def main():
         if mode not in MODES:
             sys.exit(f"breakdown: unknown mode {mode} ({', '.join(MODES)})")
         print(f"[breakdown] {mode}: {a.count} round trips of {a.size} B", file=sys.stderr)
-        output, counts = profile(mode, a.count, a.size, so)
+        output, counts = profile(mode, a.count, a.size, so, a.hart)
         res[mode] = analyse(output, counts, kfiles, ksyms)
     report(res, a.top)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"count": a.count, "size": a.size, "icount_shift": 4, "results": res},
+            json.dump({"count": a.count, "size": a.size, "icount_shift": 4, "hart": a.hart,
+                       "rr_timeslice": accio.RR_TIMESLICE, "results": res},
                       f, indent=1)
     if a.plot:
         plot(res, a.plot)
