@@ -10,7 +10,9 @@ Options for boot and run:
   --smp N           harts (default 4, like the prototype)
   --mem SIZE        guest memory (default 1G)
   --icount [SHIFT]  deterministic virtual time: each instruction advances the
-                    clock by 2^SHIFT ns (default 4); idle time is skipped
+                    clock by 2^SHIFT ns (default 4); idle time is skipped;
+                    the harts take turns of at most 2000 instructions
+                    (ACCIO_RR_TIMESLICE)
   --wire KIND       the NIC's host side: user (default; the host is 10.0.2.2),
                     socket:PORT (QEMU connects to a raw-frame peer on
                     127.0.0.1:PORT), none (frames go nowhere)
