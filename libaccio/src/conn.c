@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <time.h>		/* before linux/errqueue.h */
 #include <linux/errqueue.h>
+#include <linux/futex.h>
 #include <linux/net_tstamp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,8 +105,8 @@ int conn_create(struct sock *s)
 	c->st = &c->own_st;
 	c->slot = -1;
 	fd_mark_rowfd(a.fd, 1);
-	pthread_mutex_init(&c->rx_lock, NULL);
-	pthread_mutex_init(&c->tx_lock, NULL);
+	rlock_init(&c->rx_lock);
+	rlock_init(&c->tx_lock);
 	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, a.fd, 0);
 	if (p == MAP_FAILED)
 		goto fail;
@@ -242,8 +243,8 @@ void conn_release(struct sock *s, int closing)
 	if (!c)
 		return;
 	/* threads inside a ring access finish first; later ones see dead */
-	pthread_mutex_lock(&c->rx_lock);
-	pthread_mutex_lock(&c->tx_lock);
+	rlock_take(&c->rx_lock);
+	rlock_take(&c->tx_lock);
 	free(c->bounce);
 	c->bounce = NULL;
 	if (c->tx_wptr != c->regs[ACCIO_ROW_TX_RPTR / 8]) {
@@ -259,12 +260,45 @@ void conn_release(struct sock *s, int closing)
 		epoll_restore(s, c->rowfd);
 	conn_unmap(c);
 	c->dead = 1;
-	pthread_mutex_unlock(&c->tx_lock);
-	pthread_mutex_unlock(&c->rx_lock);
+	rlock_release(&c->tx_lock);
+	rlock_release(&c->rx_lock);
 	graveyard_add(c);
 }
 
+/* ---- ring locks ------------------------------------------------------- */
+
+/* Contended: mark the lock as having waiters and sleep until released. */
+void rlock_take_slow(struct rlock *l)
+{
+	while (__atomic_exchange_n(&l->v, 2, __ATOMIC_ACQUIRE))
+		syscall(SYS_futex, &l->v, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+}
+
+void rlock_wake(struct rlock *l)
+{
+	syscall(SYS_futex, &l->v, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 /* ---- rings ------------------------------------------------------------ */
+
+/* Network byte order without a call into the C library (musl has no macros). */
+static inline uint16_t swap16(uint16_t x)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return __builtin_bswap16(x);
+#else
+	return x;
+#endif
+}
+
+static inline uint32_t swap32(uint32_t x)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return __builtin_bswap32(x);
+#else
+	return x;
+#endif
+}
 
 /* The rings are mapped twice in a row: a record never needs splitting. */
 void ring_read(const uint8_t *ring, uint32_t size, uint64_t ptr,
@@ -447,11 +481,11 @@ ssize_t errqueue_recv(struct conn *c, int fd, struct msghdr *msg, int flags)
 	uint64_t ns;
 	int r;
 
-	pthread_mutex_lock(&c->tx_lock);
+	rlock_take(&c->tx_lock);
 	r = c->ts_seq && !c->dead ? tx_stamp_read(c, c->ts_seq, &ns) : 0;
 	if (r)
 		c->ts_seq = 0;
-	pthread_mutex_unlock(&c->tx_lock);
+	rlock_release(&c->tx_lock);
 	if (r <= 0)
 		return syscall(SYS_recvmsg, fd, msg, flags);
 	if (!msg->msg_control ||
@@ -567,8 +601,8 @@ static ssize_t ring_recv(struct conn *c, struct rx_args *a)
 	if (a->from && a->fromlen) {
 		struct sockaddr_in sa = {
 			.sin_family = AF_INET,
-			.sin_port = htons(sport),
-			.sin_addr.s_addr = htonl(sip),
+			.sin_port = swap16(sport),
+			.sin_addr.s_addr = swap32(sip),
 		};
 		socklen_t l = *a->fromlen < sizeof(sa) ? *a->fromlen : sizeof(sa);
 
@@ -603,11 +637,11 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 	 */
 	if (a->flags & (MSG_OOB | MSG_ERRQUEUE))
 		return kernel_recv(c, a, a->flags);
-	pthread_mutex_lock(&c->rx_lock);
+	rlock_take(&c->rx_lock);
 	for (;;) {
 		if (c->dead) {
 			/* released meanwhile: the socket is the kernel's again */
-			pthread_mutex_unlock(&c->rx_lock);
+			rlock_release(&c->rx_lock);
 			return kernel_recv(NULL, a, a->flags);
 		}
 		if (c->zc_rx) {
@@ -641,9 +675,9 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 			if (!rx_empty(c))
 				continue;
 		}
-		pthread_mutex_unlock(&c->rx_lock);
+		rlock_release(&c->rx_lock);
 		ready = conn_wait(c, ACCIO_WAIT_RX, 0, deadline);
-		pthread_mutex_lock(&c->rx_lock);
+		rlock_take(&c->rx_lock);
 		if (ready < 0 && c->dead)
 			continue;	/* the row fd went with the row */
 		if (ready < 0) {
@@ -653,7 +687,7 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 		if (ready & ACCIO_READY_SOCKET)
 			c->kernel_pending = 1;
 	}
-	pthread_mutex_unlock(&c->rx_lock);
+	rlock_release(&c->rx_lock);
 	return n;
 }
 
@@ -727,8 +761,8 @@ void tx_publish(struct conn *c, uint32_t rec)
 
 void make_txhdr(uint8_t *hdr, size_t len, uint32_t ip, uint16_t port)
 {
-	uint16_t l = len, p = ntohs(port);
-	uint32_t d = ntohl(ip);
+	uint16_t l = len, p = swap16(port);
+	uint32_t d = swap32(ip);
 
 	memcpy(hdr, &l, 2);
 	memcpy(hdr + 2, &p, 2);
@@ -805,19 +839,19 @@ ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 	nonblock = c->sock->nonblock || (flags & MSG_DONTWAIT);
 	make_txhdr(hdr, len, ip, port);
 	rec = PAD8(ACCIO_TX_HDR + len);
-	pthread_mutex_lock(&c->tx_lock);
+	rlock_take(&c->tx_lock);
 	if (c->dead) {
-		pthread_mutex_unlock(&c->tx_lock);
+		rlock_release(&c->tx_lock);
 		return syscall(SYS_sendmsg, fd, m, flags);
 	}
 	if ((int)len <= accio_mmio_max) {
 		mmio_send(c, hdr, m->msg_iov, m->msg_iovlen, len);
 		tx_stamp_want(c);
-		pthread_mutex_unlock(&c->tx_lock);
+		rlock_release(&c->tx_lock);
 		return len;
 	}
 	if (tx_room(c, rec, nonblock) < 0) {
-		pthread_mutex_unlock(&c->tx_lock);
+		rlock_release(&c->tx_lock);
 		return -1;
 	}
 	ring_write(c->tx, c->tx_bytes, c->tx_wptr, hdr, ACCIO_TX_HDR);
@@ -829,7 +863,7 @@ ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 	tx_publish(c, rec);
 	c->st->tx_ring++;
 	tx_stamp_want(c);
-	pthread_mutex_unlock(&c->tx_lock);
+	rlock_release(&c->tx_lock);
 	return len;
 }
 

@@ -160,16 +160,27 @@ void fd_new_socket(int fd, int udp, int nonblock)
 }
 
 /* What is fd? Learnt once, with the socket options the kernel reports. */
+static struct sock *fd_sock_learn(int fd);
+
+/* On the datagram path: a table lookup, the rest out of line. */
 struct sock *fd_sock_classify(int fd)
 {
 	struct fdent *e = ent(fd);
-	int dom = 0, type = 0, proto = 0, saved = errno, udp, fl;
-	socklen_t l = sizeof(int);
 
 	if (e && e->kind != FD_UNKNOWN)
 		return __atomic_load_n(&e->sock, __ATOMIC_ACQUIRE);
 	if (fd < 0)
 		return NULL;
+	return fd_sock_learn(fd);
+}
+
+/* A descriptor the table does not know yet: ask the kernel what it is. */
+static __attribute__((noinline)) struct sock *fd_sock_learn(int fd)
+{
+	struct fdent *e;
+	int dom = 0, type = 0, proto = 0, saved = errno, udp, fl;
+	socklen_t l = sizeof(int);
+
 	if (syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_TYPE, &type, &l) < 0) {
 		if (errno == EBADF) {
 			errno = saved;

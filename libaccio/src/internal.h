@@ -37,6 +37,38 @@ struct dest {
 	int state;
 };
 
+/*
+ * A connection's ring lock: one atomic operation to take it and one to
+ * release it when nobody else wants it (the C library's mutex costs several
+ * times that on the datagram path); contended, waiters sleep on a futex.
+ */
+struct rlock {
+	int v;			/* 0 free, 1 taken, 2 taken and waited for */
+};
+
+HIDDEN void rlock_take_slow(struct rlock *l);
+HIDDEN void rlock_wake(struct rlock *l);
+
+static inline void rlock_init(struct rlock *l)
+{
+	l->v = 0;
+}
+
+static inline void rlock_take(struct rlock *l)
+{
+	int free = 0;
+
+	if (!__atomic_compare_exchange_n(&l->v, &free, 1, 0, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		rlock_take_slow(l);
+}
+
+static inline void rlock_release(struct rlock *l)
+{
+	if (__atomic_exchange_n(&l->v, 0, __ATOMIC_RELEASE) == 2)
+		rlock_wake(l);
+}
+
 struct sock;
 
 /* An accelerated socket: its row, mapped registers and rings. */
@@ -58,7 +90,7 @@ struct conn {
 	uint8_t *bounce;	/* zero-copy receive of a kernel-path datagram */
 	int bounce_held;
 	struct dest dests[NDEST];
-	pthread_mutex_t rx_lock, tx_lock;
+	struct rlock rx_lock, tx_lock;
 	struct accio_stats *st;	/* in the statistics file, or own_st */
 	struct accio_stats own_st;
 	int slot;		/* statistics file slot, -1: none */

@@ -324,15 +324,15 @@ int ioctl(int fd, int req, ...)
 		/* the size of the next datagram, as for a UDP socket */
 		uint16_t len;
 
-		pthread_mutex_lock(&c->rx_lock);
+		rlock_take(&c->rx_lock);
 		if (!c->dead && !c->zc_rx && !rx_empty(c)) {
 			rmb_io();
 			ring_read(c->rx, c->rx_bytes, c->rx_rptr, &len, 2);
-			pthread_mutex_unlock(&c->rx_lock);
+			rlock_release(&c->rx_lock);
 			*(int *)arg = len;
 			return 0;
 		}
-		pthread_mutex_unlock(&c->rx_lock);
+		rlock_release(&c->rx_lock);
 	}
 	r = syscall(SYS_ioctl, fd, req, arg);
 	if (r < 0 || !(s = fd_sock_classify(fd)))

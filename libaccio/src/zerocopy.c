@@ -26,20 +26,20 @@ void *accio_zc_alloc(int fd, size_t len)
 		return NULL;
 	}
 	rec = PAD8(ACCIO_TX_HDR + len);
-	pthread_mutex_lock(&c->tx_lock);
+	rlock_take(&c->tx_lock);
 	if (c->dead) {
-		pthread_mutex_unlock(&c->tx_lock);
+		rlock_release(&c->tx_lock);
 		errno = EBADF;
 		return NULL;
 	}
 	if (tx_room(c, rec, c->sock->nonblock) < 0) {
-		pthread_mutex_unlock(&c->tx_lock);
+		rlock_release(&c->tx_lock);
 		return NULL;
 	}
 	off = (c->tx_wptr + ACCIO_TX_HDR) & (c->tx_bytes - 1);
 	c->zc_tx = c->tx + off;
 	c->zc_len = len;
-	pthread_mutex_unlock(&c->tx_lock);
+	rlock_release(&c->tx_lock);
 	return c->zc_tx;
 }
 
@@ -55,9 +55,9 @@ ssize_t accio_zc_send(int fd, void *buf, size_t len,
 		errno = EBADF;
 		return -1;
 	}
-	pthread_mutex_lock(&c->tx_lock);
+	rlock_take(&c->tx_lock);
 	if (c->dead || !c->zc_tx || buf != c->zc_tx || len > c->zc_len) {
-		pthread_mutex_unlock(&c->tx_lock);
+		rlock_release(&c->tx_lock);
 		errno = EINVAL;
 		return -1;
 	}
@@ -65,12 +65,12 @@ ssize_t accio_zc_send(int fd, void *buf, size_t len,
 		ip = dst->sin_addr.s_addr;
 		port = dst->sin_port;
 		if (dst->sin_family != AF_INET || !port || !dest_ok(c, ip)) {
-			pthread_mutex_unlock(&c->tx_lock);
+			rlock_release(&c->tx_lock);
 			errno = EINVAL;
 			return -1;
 		}
 	} else if (!c->rip) {
-		pthread_mutex_unlock(&c->tx_lock);
+		rlock_release(&c->tx_lock);
 		errno = EDESTADDRREQ;
 		return -1;
 	}
@@ -80,7 +80,7 @@ ssize_t accio_zc_send(int fd, void *buf, size_t len,
 	tx_publish(c, PAD8(ACCIO_TX_HDR + len));
 	c->st->tx_ring++;
 	tx_stamp_want(c);
-	pthread_mutex_unlock(&c->tx_lock);
+	rlock_release(&c->tx_lock);
 	return len;
 }
 
@@ -122,7 +122,7 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 		errno = EBADF;
 		return -1;
 	}
-	pthread_mutex_lock(&c->rx_lock);
+	rlock_take(&c->rx_lock);
 	if (c->dead)
 		goto dead;
 	if (c->zc_rx) {
@@ -137,18 +137,18 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 			ssize_t n = zc_kernel(c, buf, src, hw_time_ns);
 
 			if (n >= 0 || errno != EAGAIN || c->sock->nonblock) {
-				pthread_mutex_unlock(&c->rx_lock);
+				rlock_release(&c->rx_lock);
 				return n;
 			}
 			c->kernel_pending = 0;
 		}
-		pthread_mutex_unlock(&c->rx_lock);
+		rlock_release(&c->rx_lock);
 		ready = conn_wait(c, ACCIO_WAIT_RX, 0, 0);
-		pthread_mutex_lock(&c->rx_lock);
+		rlock_take(&c->rx_lock);
 		if (c->dead)
 			goto dead;
 		if (ready < 0) {
-			pthread_mutex_unlock(&c->rx_lock);
+			rlock_release(&c->rx_lock);
 			return -1;
 		}
 		if (ready & ACCIO_READY_SOCKET)
@@ -171,11 +171,11 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 		memcpy(hw_time_ns, hdr + 8, 8);
 	c->zc_rx = PAD8(ACCIO_RX_HDR + len);
 	c->st->rx_ring++;
-	pthread_mutex_unlock(&c->rx_lock);
+	rlock_release(&c->rx_lock);
 	return len;
 dead:
 	/* the socket left the fast path meanwhile */
-	pthread_mutex_unlock(&c->rx_lock);
+	rlock_release(&c->rx_lock);
 	errno = EBADF;
 	return -1;
 }
@@ -189,27 +189,27 @@ int accio_zc_release(int fd, const void *buf)
 		errno = EBADF;
 		return -1;
 	}
-	pthread_mutex_lock(&c->rx_lock);
+	rlock_take(&c->rx_lock);
 	if (c->dead) {
-		pthread_mutex_unlock(&c->rx_lock);
+		rlock_release(&c->rx_lock);
 		errno = EBADF;
 		return -1;
 	}
 	if (c->bounce_held && buf == c->bounce) {
 		c->bounce_held = 0;
-		pthread_mutex_unlock(&c->rx_lock);
+		rlock_release(&c->rx_lock);
 		return 0;
 	}
 	off = (c->rx_rptr + ACCIO_RX_HDR) & (c->rx_bytes - 1);
 	if (!c->zc_rx || buf != c->rx + off) {
-		pthread_mutex_unlock(&c->rx_lock);
+		rlock_release(&c->rx_lock);
 		errno = EINVAL;
 		return -1;
 	}
 	c->rx_rptr += c->zc_rx;
 	c->regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
 	c->zc_rx = 0;
-	pthread_mutex_unlock(&c->rx_lock);
+	rlock_release(&c->rx_lock);
 	return 0;
 }
 
