@@ -276,14 +276,14 @@ def plugin():
     return out
 
 
-def profile(mode, count, size, so, hart=None):
+def profile(mode, count, size, so, hart=None, cmdline=""):
     with tempfile.TemporaryDirectory(prefix="accio-prof-") as tmp:
         counts = os.path.join(tmp, "counts")
         with accio.HostEcho() as echo:
             pin = f"taskset {1 << hart:#x} " if hart is not None else ""
             cmd = (f"{MODES[mode]} {pin}udp_pingpong -q -M -n {count} -m {size} "
                    f"-p {echo.port}")
-            r = accio.run(cmd, icount=4, timeout=1200,
+            r = accio.run(cmd, icount=4, timeout=1200, cmdline_extra=cmdline,
                           qemu_extra=["-plugin", f"{so},out={counts},mmio=on"])
         if r.rc != 0:
             sys.exit(f"breakdown: {mode} run failed:\n{r.output[-3000:]}")
