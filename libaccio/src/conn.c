@@ -300,18 +300,6 @@ static inline uint32_t swap32(uint32_t x)
 #endif
 }
 
-/* The rings are mapped twice in a row: a record never needs splitting. */
-void ring_read(const uint8_t *ring, uint32_t size, uint64_t ptr,
-		      void *dst, size_t len)
-{
-	memcpy(dst, ring + (ptr & (size - 1)), len);
-}
-
-void ring_write(uint8_t *ring, uint32_t size, uint64_t ptr,
-		       const void *src, size_t len)
-{
-	memcpy(ring + (ptr & (size - 1)), src, len);
-}
 
 /* Stores to the ring reach memory before the MMIO store that publishes. */
 static inline void wmb_io(void)
@@ -564,13 +552,14 @@ static void put_tstamp(struct conn *c, struct msghdr *msg, uint64_t hw)
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SO_TIMESTAMPING;
 	cm->cmsg_len = CMSG_LEN(sizeof(ts));
-	memcpy(CMSG_DATA(cm), ts, sizeof(ts));
+	/* control buffers are aligned for struct cmsghdr, as POSIX requires */
+	memcpy(__builtin_assume_aligned(CMSG_DATA(cm), 8), ts, sizeof(ts));
 	msg->msg_controllen = CMSG_SPACE(sizeof(ts));
 }
 
 static ssize_t ring_recv(struct conn *c, struct rx_args *a)
 {
-	uint8_t hdr[ACCIO_RX_HDR];
+	uint8_t hdr[ACCIO_RX_HDR] HDR_ALIGN;
 	uint16_t len, sport;
 	uint32_t sip;
 	uint64_t ts, ptr;
@@ -578,7 +567,7 @@ static ssize_t ring_recv(struct conn *c, struct rx_args *a)
 	int i;
 
 	rmb_io();
-	ring_read(c->rx, c->rx_bytes, c->rx_rptr, hdr, sizeof(hdr));
+	ring_read_hdr(c->rx, c->rx_bytes, c->rx_rptr, hdr, sizeof(hdr));
 	memcpy(&len, hdr, 2);
 	memcpy(&sport, hdr + 2, 2);
 	memcpy(&sip, hdr + 4, 4);
@@ -806,7 +795,7 @@ static ssize_t kernel_send(struct conn *c, int fd, const struct msghdr *m, int f
 ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 {
 	const struct sockaddr_in *to = m->msg_name;
-	uint8_t hdr[ACCIO_TX_HDR];
+	uint8_t hdr[ACCIO_TX_HDR] HDR_ALIGN;
 	uint32_t ip, rec;
 	uint16_t port;
 	size_t len = 0, done = 0;
@@ -854,7 +843,7 @@ ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 		rlock_release(&c->tx_lock);
 		return -1;
 	}
-	ring_write(c->tx, c->tx_bytes, c->tx_wptr, hdr, ACCIO_TX_HDR);
+	ring_write_hdr(c->tx, c->tx_bytes, c->tx_wptr, hdr, ACCIO_TX_HDR);
 	for (i = 0; i < (int)m->msg_iovlen; i++) {
 		ring_write(c->tx, c->tx_bytes, c->tx_wptr + ACCIO_TX_HDR + done,
 			   m->msg_iov[i].iov_base, m->msg_iov[i].iov_len);

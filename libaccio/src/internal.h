@@ -20,6 +20,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -156,10 +157,39 @@ HIDDEN void tx_publish(struct conn *c, uint32_t rec);
 HIDDEN void tx_stamp_want(struct conn *c);
 HIDDEN int dest_ok(struct conn *c, uint32_t ip);
 HIDDEN void make_txhdr(uint8_t *hdr, size_t len, uint32_t ip, uint16_t port);
-HIDDEN void ring_read(const uint8_t *ring, uint32_t size, uint64_t ptr,
-		      void *dst, size_t len);
-HIDDEN void ring_write(uint8_t *ring, uint32_t size, uint64_t ptr,
-		       const void *src, size_t len);
+/*
+ * The rings are mapped twice in a row: a record never needs splitting.
+ * Inline, so that a record header's fixed-size copy is a few loads and
+ * stores rather than a call into the C library.
+ */
+static inline void ring_read(const uint8_t *ring, uint32_t size, uint64_t ptr,
+			     void *dst, size_t len)
+{
+	memcpy(dst, ring + (ptr & (size - 1)), len);
+}
+
+static inline void ring_write(uint8_t *ring, uint32_t size, uint64_t ptr,
+			      const void *src, size_t len)
+{
+	memcpy(ring + (ptr & (size - 1)), src, len);
+}
+
+/* A record header: at an 8-byte aligned ring offset, into an aligned buffer. */
+#define HDR_ALIGN __attribute__((aligned(8)))
+
+static inline void ring_read_hdr(const uint8_t *ring, uint32_t size, uint64_t ptr,
+				 void *dst, size_t len)
+{
+	memcpy(__builtin_assume_aligned(dst, 8),
+	       __builtin_assume_aligned(ring + (ptr & (size - 1)), 8), len);
+}
+
+static inline void ring_write_hdr(uint8_t *ring, uint32_t size, uint64_t ptr,
+				  const void *src, size_t len)
+{
+	memcpy(__builtin_assume_aligned(ring + (ptr & (size - 1)), 8),
+	       __builtin_assume_aligned(src, 8), len);
+}
 HIDDEN void rmb_io(void);
 HIDDEN uint64_t now_us(void);
 

@@ -47,7 +47,7 @@ ssize_t accio_zc_send(int fd, void *buf, size_t len,
 		      const struct sockaddr_in *dst)
 {
 	struct conn *c = conn_of(fd);
-	uint8_t hdr[ACCIO_TX_HDR];
+	uint8_t hdr[ACCIO_TX_HDR] HDR_ALIGN;
 	uint32_t ip = 0;
 	uint16_t port = 0;
 
@@ -75,7 +75,7 @@ ssize_t accio_zc_send(int fd, void *buf, size_t len,
 		return -1;
 	}
 	make_txhdr(hdr, len, ip, port);
-	ring_write(c->tx, c->tx_bytes, c->tx_wptr, hdr, ACCIO_TX_HDR);
+	ring_write_hdr(c->tx, c->tx_bytes, c->tx_wptr, hdr, ACCIO_TX_HDR);
 	c->zc_tx = NULL;
 	tx_publish(c, PAD8(ACCIO_TX_HDR + len));
 	c->st->tx_ring++;
@@ -113,7 +113,7 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 		      uint64_t *hw_time_ns)
 {
 	struct conn *c = conn_of(fd);
-	uint8_t hdr[ACCIO_RX_HDR];
+	uint8_t hdr[ACCIO_RX_HDR] HDR_ALIGN;
 	uint16_t len, sport;
 	uint32_t sip, off;
 	int ready;
@@ -155,7 +155,7 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 			c->kernel_pending = 1;
 	}
 	rmb_io();
-	ring_read(c->rx, c->rx_bytes, c->rx_rptr, hdr, sizeof(hdr));
+	ring_read_hdr(c->rx, c->rx_bytes, c->rx_rptr, hdr, sizeof(hdr));
 	memcpy(&len, hdr, 2);
 	memcpy(&sport, hdr + 2, 2);
 	memcpy(&sip, hdr + 4, 4);
