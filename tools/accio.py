@@ -238,13 +238,15 @@ def initrd_with(files, layers=(), entries=()):
 class HostEcho:
     """The host UDP echo server (apps/host/udp_echo_server.c) as a context manager."""
 
-    def __init__(self, port=0, max_datagrams=0):
+    def __init__(self, port=0, max_datagrams=0, delay_us=0):
         exe = os.path.join(BUILD, "apps", "host", "udp_echo_server")
         if not os.path.exists(exe):
             raise AccioError(f"missing {exe} (run: make build)")
         args = [exe, "-a", "127.0.0.1", "-p", str(port)]
         if max_datagrams:
             args += ["-n", str(max_datagrams)]
+        if delay_us:
+            args += ["-d", str(delay_us)]   # a slower server
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         if not line.startswith("listening"):

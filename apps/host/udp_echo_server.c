@@ -4,10 +4,12 @@
  * sender with plain Linux sockets.
  *
  * usage: udp_echo_server [-a ADDR] [-p PORT] [-n MAX_DATAGRAMS] [-T SECONDS]
+ *                        [-d MICROSECONDS]
  *
  * Binds ADDR:PORT (default 127.0.0.1:7777; port 0 picks a free one), prints
  * "listening PORT" on stdout once ready, and stops after MAX_DATAGRAMS echoes
  * or SECONDS without traffic (0: never). Prints "echoed N" on exit.
+ * -d: a slower server, answering each datagram that much later.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t stop;
@@ -30,19 +33,20 @@ int main(int argc, char **argv)
 {
 	const char *addr = "127.0.0.1";
 	int port = 7777, idle = 0, opt, fd;
-	long max = 0, echoed = 0;
+	long max = 0, echoed = 0, delay_us = 0;
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t sl = sizeof(sa);
 	static char buf[65536];
 
-	while ((opt = getopt(argc, argv, "a:p:n:T:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:p:n:T:d:")) != -1) {
 		switch (opt) {
 		case 'a': addr = optarg; break;
 		case 'p': port = atoi(optarg); break;
 		case 'n': max = atol(optarg); break;
 		case 'T': idle = atoi(optarg); break;
+		case 'd': delay_us = atol(optarg); break;
 		default:
-			fprintf(stderr, "usage: udp_echo_server [-a ADDR] [-p PORT] [-n MAX] [-T SECONDS]\n");
+			fprintf(stderr, "usage: udp_echo_server [-a ADDR] [-p PORT] [-n MAX] [-T SECONDS] [-d US]\n");
 			return 2;
 		}
 	}
@@ -75,6 +79,11 @@ int main(int argc, char **argv)
 		n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
 		if (n < 0)
 			continue;
+		if (delay_us > 0) {
+			struct timespec d = { delay_us / 1000000, delay_us % 1000000 * 1000 };
+
+			nanosleep(&d, NULL);
+		}
 		if (sendto(fd, buf, n, 0, (struct sockaddr *)&from, fl) == n)
 			echoed++;
 	}
