@@ -34,7 +34,6 @@ Prints Markdown tables; writes the numbers as JSON and a stacked-bar plot
 """
 import argparse
 import bisect
-import glob
 import hashlib
 import json
 import os
@@ -58,7 +57,6 @@ MODES = {
 NS_PER_INSN = 16            # icount shift 4
 KERNEL_BASE = 0xffffffff00000000
 FIRMWARE = (0x80000000, 0x80200000)
-FIRMWARE_ELF = "/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_dynamic.elf"
 DEVICES = [  # (name, base, size) of the virt machine's devices
     ("uncore", 0x11000000, 0x1000000),
     ("nic", 0x10200000, 0x1000),
@@ -346,16 +344,6 @@ def analyse(output, counts, kfiles, ksyms):
     }
 
 
-_fw = None
-
-
-def firmware_symbols():
-    global _fw
-    if _fw is None:
-        _fw = Symbols(nm_pairs(FIRMWARE_ELF) if os.path.exists(FIRMWARE_ELF) else [])
-    return _fw
-
-
 def classify(a, kfiles, ksyms, umap, by_priv, n):
     if a >= KERNEL_BASE:
         by_priv["kernel"] = by_priv.get("kernel", 0) + n
@@ -363,7 +351,7 @@ def classify(a, kfiles, ksyms, umap, by_priv, n):
         return name, kernel_stage(name, kfiles.get(name))
     if FIRMWARE[0] <= a < FIRMWARE[1]:
         by_priv["firmware"] = by_priv.get("firmware", 0) + n
-        return "opensbi:" + firmware_symbols().lookup(a), "firmware (SBI)"
+        return "opensbi", "firmware (SBI)"   # Debian's OpenSBI ELF carries no symbols
     by_priv["user"] = by_priv.get("user", 0) + n
     path, name = umap.lookup(a)
     if path is None:

@@ -13,6 +13,7 @@
  * still in the RX ring back to the socket.
  */
 #define _GNU_SOURCE
+#include <endian.h>		/* byte order inline: musl's ntohl is a call */
 #include <errno.h>
 #include <fcntl.h>
 #include <time.h>		/* before linux/errqueue.h */
@@ -280,26 +281,6 @@ void rlock_wake(struct rlock *l)
 }
 
 /* ---- rings ------------------------------------------------------------ */
-
-/* Network byte order without a call into the C library (musl has no macros). */
-static inline uint16_t swap16(uint16_t x)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	return __builtin_bswap16(x);
-#else
-	return x;
-#endif
-}
-
-static inline uint32_t swap32(uint32_t x)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	return __builtin_bswap32(x);
-#else
-	return x;
-#endif
-}
-
 
 /* Stores to the ring reach memory before the MMIO store that publishes. */
 static inline void wmb_io(void)
@@ -590,8 +571,8 @@ static ssize_t ring_recv(struct conn *c, struct rx_args *a)
 	if (a->from && a->fromlen) {
 		struct sockaddr_in sa = {
 			.sin_family = AF_INET,
-			.sin_port = swap16(sport),
-			.sin_addr.s_addr = swap32(sip),
+			.sin_port = htobe16(sport),
+			.sin_addr.s_addr = htobe32(sip),
 		};
 		socklen_t l = *a->fromlen < sizeof(sa) ? *a->fromlen : sizeof(sa);
 
@@ -750,8 +731,8 @@ void tx_publish(struct conn *c, uint32_t rec)
 
 void make_txhdr(uint8_t *hdr, size_t len, uint32_t ip, uint16_t port)
 {
-	uint16_t l = len, p = swap16(port);
-	uint32_t d = swap32(ip);
+	uint16_t l = len, p = be16toh(port);
+	uint32_t d = be32toh(ip);
 
 	memcpy(hdr, &l, 2);
 	memcpy(hdr + 2, &p, 2);

@@ -159,21 +159,6 @@ void fd_new_socket(int fd, int udp, int nonblock)
 	pthread_mutex_unlock(&accio_table_lock);
 }
 
-/* What is fd? Learnt once, with the socket options the kernel reports. */
-static struct sock *fd_sock_learn(int fd);
-
-/* On the datagram path: a table lookup, the rest out of line. */
-struct sock *fd_sock_classify(int fd)
-{
-	struct fdent *e = ent(fd);
-
-	if (e && e->kind != FD_UNKNOWN)
-		return __atomic_load_n(&e->sock, __ATOMIC_ACQUIRE);
-	if (fd < 0)
-		return NULL;
-	return fd_sock_learn(fd);
-}
-
 /* A descriptor the table does not know yet: ask the kernel what it is. */
 static __attribute__((noinline)) struct sock *fd_sock_learn(int fd)
 {
@@ -207,6 +192,21 @@ static __attribute__((noinline)) struct sock *fd_sock_learn(int fd)
 	}
 	pthread_mutex_unlock(&accio_table_lock);
 	return e ? e->sock : NULL;
+}
+
+/*
+ * What is fd? Learnt once, with the socket options the kernel reports; on
+ * the datagram path a table lookup, the rest out of line.
+ */
+struct sock *fd_sock_classify(int fd)
+{
+	struct fdent *e = ent(fd);
+
+	if (e && e->kind != FD_UNKNOWN)
+		return __atomic_load_n(&e->sock, __ATOMIC_ACQUIRE);
+	if (fd < 0)
+		return NULL;
+	return fd_sock_learn(fd);
 }
 
 void fd_dup(int oldfd, int newfd)
