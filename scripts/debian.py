@@ -5,7 +5,8 @@
         [--skip-root build/rootfs] [--minus-list FILE]
     python3 scripts/debian.py resolve NAME...     # what a package set pulls in
 
-A private apt configuration (APT::Architecture riscv64, Debian 13 "trixie",
+A private apt configuration (APT::Architecture riscv64, Debian 13 "trixie" -
+or testing, "forky", while trixie's index on the mirror is inconsistent -
 signed by the host's debian-archive-keyring) keeps its lists and downloads
 under $ACCIO_CACHE/debian; the host's own apt state is never touched. The
 .debs are cached by name and version (apt's file names), and a layer - the
@@ -37,7 +38,13 @@ D = os.path.join(CACHE, "debian")
 APT = os.path.join(D, "apt")
 DEBS = os.path.join(D, "debs")
 LAYERS = os.path.join(D, "layers")
-SUITE = "trixie"
+# Debian 13 first. When a mirror serves an index that does not match its signed
+# Release file (a mirror caught between two syncs - apt refuses the hash), the
+# next suite, the current testing release, is used; it is signed by the same
+# archive keys. A mirror's copy of testing may be older than its Valid-Until,
+# so that date is not enforced for it (the signature still is).
+# ACCIO_DEBIAN_SUITE=NAME uses one suite only.
+SUITES = (("trixie", ""), ("forky", " check-valid-until=no"))
 MIRROR = "http://deb.debian.org/debian"
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 LISTS_MAX_AGE = 7 * 24 * 3600          # refresh the package lists weekly
@@ -80,9 +87,19 @@ Dir::Cache::archives "{DEBS}";
 Acquire::Languages "none";
 Debug::NoLocking "true";
 ''')
-    with open(os.path.join(APT, "etc/apt/sources.list"), "w") as f:
-        f.write(f"deb [signed-by={KEYRING}] {MIRROR} {SUITE} main\n")
     return dict(os.environ, APT_CONFIG=conf, LC_ALL="C")
+
+
+def suites():
+    pin = os.environ.get("ACCIO_DEBIAN_SUITE")
+    if pin:
+        return [(n, o) for n, o in SUITES if n == pin] or [(pin, "")]
+    return list(SUITES)
+
+
+def set_suite(name, opts):
+    with open(os.path.join(APT, "etc/apt/sources.list"), "w") as f:
+        f.write(f"deb [signed-by={KEYRING}{opts}] {MIRROR} {name} main\n")
 
 
 def apt(env, *args, check=True):
@@ -98,28 +115,43 @@ class ArchiveUnavailable(DebianError):
 
 
 def update(env, force=False):
-    lists = [f for f in os.listdir(os.path.join(APT, "state/lists")) if f.endswith("_Packages")]
+    """Read the archive's index (weekly); returns the suite the lists are of."""
     stamp = os.path.join(APT, "updated")
-    fresh = lists and os.path.exists(stamp) and \
-        time.time() - os.path.getmtime(stamp) < LISTS_MAX_AGE
+    lists = [f for f in os.listdir(os.path.join(APT, "state/lists")) if f.endswith("_Packages")]
+    last = open(stamp).read().strip() if os.path.exists(stamp) else ""
+    cands = suites()
+    known = [c for c in cands if c[0] == last]
+    fresh = lists and known and time.time() - os.path.getmtime(stamp) < LISTS_MAX_AGE
     if fresh and not force:
-        return
-    log(f"apt-get update ({SUITE}, riscv64)")
-    for attempt, pause in enumerate((10, 30, 0)):
-        r = apt(env, "update", check=False)
-        if r.returncode == 0:
-            open(stamp, "w").close()
-            return
-        err = (r.stderr or r.stdout).strip()
-        short = [l for l in err.splitlines() if l.startswith("E:")][:2]
-        log(f"apt-get update failed (try {attempt + 1} of 3): {' / '.join(short)[:300]}")
-        if pause:
-            time.sleep(pause)
-    if lists:
-        log("using the package lists of the last successful update")
-        return
+        set_suite(*known[0])
+        return last
+    errors = []
+    for name, opts in cands:
+        set_suite(name, opts)
+        log(f"apt-get update ({name}, riscv64)")
+        for attempt, pause in enumerate((10, 0)):
+            r = apt(env, "update", check=False)
+            if r.returncode == 0:
+                with open(stamp, "w") as f:
+                    f.write(name + "\n")
+                if name != cands[0][0]:
+                    log(f"using Debian {name}: the index of "
+                        f"{', '.join(n for n, _ in cands[:cands.index((name, opts))])} "
+                        "could not be read")
+                return name
+            err = (r.stderr or r.stdout).strip()
+            short = [l for l in err.splitlines() if l.startswith("E:")][:2]
+            log(f"apt-get update of {name} failed (try {attempt + 1} of 2): "
+                f"{' / '.join(short)[:300]}")
+            if pause:
+                time.sleep(pause)
+        errors.append(f"{name}: {err[-1200:]}")
+    if lists and known:
+        set_suite(*known[0])
+        log(f"using the package lists of the last successful update ({last})")
+        return last
     raise ArchiveUnavailable("the Debian archive's package index cannot be read now "
-                             "(and none was read before):\n" + err[-1500:])
+                             "(and none was read before):\n" + "\n".join(errors))
 
 
 def resolve(env, pkgs):

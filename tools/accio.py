@@ -21,7 +21,7 @@ Options for boot and run:
                     the guest's UDP port G, from 10.0.2.2; repeatable
   --add HOST:GUEST  put a host file or folder into the guest at
                     the absolute path GUEST, modes and symlinks kept; repeatable
-  --pkg NAME        an extra Debian riscv64 package (trixie) for
+  --pkg NAME        an extra Debian riscv64 package (trixie, or forky) for
                     this run, with its dependencies; repeatable
   --timeout S       give up after S seconds (run only; default 600); on the
                     way out the host collects diagnostics (see below)

@@ -124,7 +124,12 @@ def test_debian_programs_accelerated_by_the_glibc_libaccio():
     for i in (1, 2, 3):
         assert f"line{i}-{payload}\n" in out, out
     socat, nc = accio_stats(out)
-    assert socat["tx_ring"] == 1 and socat["rx_ring"] == 1 and socat["rx_kernel"] == 0, socat
+    # socat 1.8.1 ends a UDP transfer at stdin's EOF with an empty datagram
+    # (it leaves through the MMIO window) and takes the empty echo as the
+    # peer's EOF; 1.8.0 sends none. Either way every datagram uses the rings.
+    sent = socat["tx_ring"] + socat["tx_mmio"]
+    assert socat["tx_ring"] == 1 and sent in (1, 2) and socat["rx_ring"] == sent, socat
+    assert socat["rx_kernel"] == 0 and socat["tx_kernel"] == 0, socat
     assert nc["tx_ring"] == 3 and nc["rx_ring"] == 3 and nc["tx_kernel"] == 0, nc
     m = re.search(r"SentMessages=(\d+); ReceivedMessages=(\d+)", spout)
     assert m and int(m.group(2)) > 100, spout
