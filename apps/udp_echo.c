@@ -5,7 +5,7 @@
  * path): the binary does not know libaccio.
  *
  * usage: udp_echo [-p PORT] [-n COUNT] [-m poll|select|epoll|block]
- *                 [-w WORKERS] [-t THREADS [-f]]
+ *                 [-w WORKERS] [-t THREADS [-f]] [-d US]
  *
  * Echoes every datagram to its sender; exits after COUNT datagrams (0:
  * never). -m picks how it waits for data. -w forks WORKERS processes that
@@ -13,7 +13,9 @@
  * from THREADS threads, each in a blocking recvfrom (COUNT required; prints
  * "threads_serving=K", how many threads echoed at least one datagram);
  * with -f, once half of COUNT is echoed the main thread forks a child that
- * exits at once, while the threads sleep in recvfrom. Prints "echoed=N".
+ * exits at once, while the threads sleep in recvfrom. -d adds US
+ * microseconds of busy work before each echo (a slower server: the hart
+ * stays busy, timed on the time CSR). Prints "echoed=N".
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -27,9 +29,51 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 enum mode { BLOCK, POLL, SELECT, EPOLL };
+
+static long work_us;		/* -d: busy work per datagram */
+
+/* Time in microseconds: the time CSR where its rate is known, else the clock. */
+static unsigned long long now_us(void)
+{
+	struct timespec ts;
+#if defined(__riscv)
+	static unsigned long tb_khz;
+	unsigned long t;
+
+	if (!tb_khz) {
+		unsigned char be[4] = { 0 };
+		FILE *f = fopen("/proc/device-tree/cpus/timebase-frequency", "re");
+
+		if (f && fread(be, 1, 4, f) == 4)
+			tb_khz = ((unsigned long)be[0] << 24 | be[1] << 16 | be[2] << 8 | be[3]) / 1000;
+		if (f)
+			fclose(f);
+		if (tb_khz < 1000)
+			tb_khz = 1;
+	}
+	if (tb_khz > 1) {
+		__asm__ volatile("rdtime %0" : "=r"(t));
+		return t * 1000ull / tb_khz;
+	}
+#endif
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000ull + ts.tv_nsec / 1000;
+}
+
+static void busy_work(void)
+{
+	unsigned long long end;
+
+	if (work_us <= 0)
+		return;
+	end = now_us() + work_us;
+	while (now_us() < end)
+		;
+}
 
 static int wait_readable(int fd, int ep, enum mode m)
 {
@@ -90,6 +134,7 @@ static int serve(int port, long count, enum mode m)
 			perror("udp_echo: recvfrom");
 			return 1;
 		}
+		busy_work();
 		if (sendto(fd, buf, len, 0, (struct sockaddr *)&sa, sl) != len) {
 			perror("udp_echo: sendto");
 			return 1;
@@ -189,13 +234,14 @@ int main(int argc, char **argv)
 	enum mode m = BLOCK;
 	long count = 0;
 
-	while ((opt = getopt(argc, argv, "p:n:m:w:t:f")) != -1) {
+	while ((opt = getopt(argc, argv, "p:n:m:w:t:fd:")) != -1) {
 		switch (opt) {
 		case 'p': port = atoi(optarg); break;
 		case 'n': count = atol(optarg); break;
 		case 'w': workers = atoi(optarg); break;
 		case 't': threads = atoi(optarg); break;
 		case 'f': fork_half = 1; break;
+		case 'd': work_us = atol(optarg); break;
 		case 'm':
 			m = !strcmp(optarg, "poll") ? POLL :
 			    !strcmp(optarg, "select") ? SELECT :
@@ -203,7 +249,8 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: udp_echo [-p PORT] [-n COUNT] "
-				"[-m poll|select|epoll|block] [-w WORKERS] [-t THREADS [-f]]\n");
+				"[-m poll|select|epoll|block] [-w WORKERS] [-t THREADS [-f]] "
+				"[-d US]\n");
 			return 2;
 		}
 	}

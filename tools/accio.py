@@ -5,6 +5,14 @@
   accio boot  [options]         boot with an interactive console (exit the shell to stop)
   accio run   [options] -- CMD  boot, run CMD in the guest, print its output and
                                 return its exit status
+  accio pair  --server CMD --client CMD [--smp --mem --icount --add --pkg
+              --timeout --grace]
+                                two SoCs joined by one wire: the server SoC
+                                (10.0.3.1) starts CMD, then the client SoC
+                                (10.0.3.2) runs its CMD; --grace S after the
+                                client's command ends, the server's command
+                                and all it started get SIGTERM; prints both
+                                outputs
 
 Options for boot and run:
   --smp N           harts (default 4, like the prototype)
@@ -15,7 +23,9 @@ Options for boot and run:
                     (ACCIO_RR_TIMESLICE)
   --wire KIND       the NIC's host side: user (default; the host is 10.0.2.2),
                     socket:PORT (QEMU connects to a raw-frame peer on
-                    127.0.0.1:PORT), none (frames go nowhere)
+                    127.0.0.1:PORT), dgram:LOCAL:REMOTE (frames as UDP
+                    datagrams between 127.0.0.1 ports: one end of a wire to
+                    another SoC), none (frames go nowhere)
   --host-echo PORT  run the host UDP echo server on 127.0.0.1:PORT meanwhile
   --fwd-udp H:G     (user wire) datagrams to 127.0.0.1:H on the host reach
                     the guest's UDP port G, from 10.0.2.2; repeatable
@@ -73,6 +83,7 @@ class Result:
     output: str
     console: str
     wall_s: float
+    stopped: bool = False      # ended by the host (a pair's server SoC)
 
 
 def artefacts():
@@ -89,7 +100,7 @@ def artefacts():
 
 
 def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
-                 interactive=False, cmdline_extra="", fwd_udp=(), qmp=None):
+                 interactive=False, cmdline_extra="", fwd_udp=(), qmp=None, mac=GUEST_MAC):
     a = artefacts()
     # Boot messages go to the console in full: run() keeps them in the log
     # (a boot that stops shows where); the guest's init quiets the console
@@ -119,16 +130,24 @@ def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
         raise AccioError("UDP forwarding needs the user wire")
     if wire == "user":
         fwd = "".join(f",hostfwd=udp:127.0.0.1:{h}-:{g}" for h, g in fwd_udp)
-        cmd += ["-nic", f"user,model=accio-nic,mac={GUEST_MAC}{fwd}"]
+        cmd += ["-nic", f"user,model=accio-nic,mac={mac}{fwd}"]
     elif wire.startswith("socket:"):
         port = int(wire.split(":", 1)[1])
         cmd += ["-netdev", f"socket,id=wire0,connect=127.0.0.1:{port}",
-                "-net", f"nic,netdev=wire0,model=accio-nic,macaddr={GUEST_MAC}"]
+                "-net", f"nic,netdev=wire0,model=accio-nic,macaddr={mac}"]
+    elif wire.startswith("dgram:"):
+        # one end of a wire between two SoCs: each QEMU sends its frames as
+        # UDP datagrams from 127.0.0.1:LOCAL to 127.0.0.1:REMOTE
+        local, remote = (int(x) for x in wire.split(":")[1:3])
+        cmd += ["-netdev", f"dgram,id=wire0,local.type=inet,local.host=127.0.0.1,"
+                f"local.port={local},remote.type=inet,remote.host=127.0.0.1,"
+                f"remote.port={remote}",
+                "-net", f"nic,netdev=wire0,model=accio-nic,macaddr={mac}"]
     elif wire == "none":
         cmd += ["-netdev", "hubport,id=wire0,hubid=0",
-                "-net", f"nic,netdev=wire0,model=accio-nic,macaddr={GUEST_MAC}"]
+                "-net", f"nic,netdev=wire0,model=accio-nic,macaddr={mac}"]
     else:
-        raise AccioError(f"unknown wire {wire!r} (user, socket:PORT or none)")
+        raise AccioError(f"unknown wire {wire!r} (user, socket:PORT, dgram:L:R or none)")
     return cmd
 
 
@@ -493,6 +512,74 @@ class Guest:
         self.reader.join(5)
 
 
+class Session:
+    """A SoC started on a command (start()); finish() waits for its Result."""
+
+    def __init__(self, command, smp=4, mem="1G", icount=None, wire="user", verbose=False,
+                 cmdline_extra="", qemu_extra=(), fwd_udp=(), add=(), pkgs=(), mac=GUEST_MAC):
+        entries = [e for h, g in add for e in host_entries(h, g)]
+        layers = [debian_layer(list(pkgs))] if pkgs else []
+        try:
+            self.script = initrd_with({"accio/script": (command + "\n").encode()},
+                                      layers, entries)
+        finally:
+            for layer in layers:
+                os.unlink(layer)
+        self.command = command
+        self.tmp = tempfile.mkdtemp(prefix="accio-qmp-")
+        qmp_path = os.path.join(self.tmp, "qmp.sock")
+        self.cmd = qemu_cmdline(smp, mem, icount, wire, self.script, False, cmdline_extra,
+                                fwd_udp, qmp=qmp_path, mac=mac) + list(qemu_extra)
+        self.t0 = time.monotonic()
+        self.stamp = time.strftime("%Y%m%d-%H%M%S") + \
+            f"-{os.getpid()}-{int(self.t0 * 1000) % 100000}"
+        self.guest = Guest(self.cmd, qmp_path, verbose)
+
+    def started(self, timeout=300):
+        """Wait until the guest's script has begun; False if it did not."""
+        return self.guest.wait_console(BEGIN, 0, timeout)
+
+    def stop(self):
+        """End the guest's script and what it started (SIGTERM to its session)."""
+        self.guest.type(b"\n@@ACCIO-STOP@@\n")
+
+    def finish(self, timeout=600, log_name="last-run.log"):
+        command, cmd, guest, stamp = self.command, self.cmd, self.guest, self.stamp
+        try:
+            try:
+                guest.proc.wait(timeout=max(timeout - (time.monotonic() - self.t0), 1))
+            except subprocess.TimeoutExpired:
+                diag = guest.diagnose(f"guest did not finish within {timeout} s")
+                guest.kill()
+                console = guest.console()
+                path = write_log(f"{stamp}-timeout.log", command, cmd, console,
+                                 diag + "\n-- all registers (QEMU info registers -a)\n" +
+                                 guest.regs)
+                raise AccioError(f"guest did not finish within {timeout} s (log: {path})\n"
+                                 f"{diag}\nconsole tail:\n" + console[-6000:])
+            guest.reader.join(10)
+        finally:
+            guest.kill()
+            if os.path.exists(self.script):
+                os.unlink(self.script)
+            for f in os.listdir(self.tmp):
+                os.unlink(os.path.join(self.tmp, f))
+            os.rmdir(self.tmp)
+        wall = time.monotonic() - self.t0
+        console = guest.console()
+        write_log(log_name, command, cmd, console)
+        start = console.find(BEGIN)
+        m = END_RE.search(console, start if start >= 0 else 0)
+        if os.environ.get("ACCIO_KEEP_LOGS") and m:
+            write_log(f"{stamp}-rc{m.group(1)}.log", command, cmd, console)
+        if start < 0 or not m:
+            path = write_log(f"{stamp}-noresult.log", command, cmd, console)
+            raise AccioError(f"QEMU exited ({guest.proc.returncode}) without a result "
+                             f"(log: {path}); console tail:\n" + console[-3000:])
+        output = console[start + len(BEGIN) + 1:m.start()]
+        return Result(int(m.group(1)), output, console, wall)
+
+
 def run(command, smp=4, mem="1G", icount=None, wire="user", timeout=600,
         verbose=False, cmdline_extra="", qemu_extra=(), fwd_udp=(), add=(), pkgs=()):
     """Boot the SoC, run a shell command in the guest, return a Result.
@@ -503,52 +590,52 @@ def run(command, smp=4, mem="1G", icount=None, wire="user", timeout=600,
     run (with their dependencies).
     The whole console is kept in the log directory (log_dir()); on a timeout
     the diagnostics (Guest.diagnose) are added to it and to the error."""
-    entries = [e for h, g in add for e in host_entries(h, g)]
-    layers = [debian_layer(list(pkgs))] if pkgs else []
+    return Session(command, smp, mem, icount, wire, verbose, cmdline_extra, qemu_extra,
+                   fwd_udp, add, pkgs).finish(timeout)
+
+
+PAIR_NET = {"server": ("10.0.3.1/24", "52:54:00:ac:c1:01"),
+            "client": ("10.0.3.2/24", "52:54:00:ac:c1:02")}
+
+
+def run_pair(server, client, smp=4, mem="1G", icount=None, timeout=600, verbose=False,
+             add=(), pkgs=(), grace=5.0):
+    """Two SoCs joined by one wire (QEMU dgram netdevs on 127.0.0.1): the
+    server SoC (10.0.3.1) runs `server`, the client SoC (10.0.3.2) runs
+    `client`. Once the client's command has ended (and `grace` seconds
+    more), the server's command and everything it started is stopped
+    (SIGTERM). Returns (server Result, client Result); a server stopped
+    that way has rc 143 and .stopped set."""
+    pa, pb = free_udp_port(), free_udp_port()
+    while pb == pa:
+        pb = free_udp_port()
+    ends = {"server": (pa, pb), "client": (pb, pa)}
+    peer = {"server": "10.0.3.2", "client": "10.0.3.1"}
+    sess = {}
     try:
-        script = initrd_with({"accio/script": (command + "\n").encode()}, layers, entries)
+        for role, cmd in (("server", server), ("client", client)):
+            ip, mac = PAIR_NET[role]
+            extra = f"accio.ip={ip} accio.gw={peer[role]}"
+            sess[role] = Session(cmd, smp, mem, icount, f"dgram:{ends[role][0]}:{ends[role][1]}",
+                                 verbose, extra, (), (), add, pkgs, mac)
+            if role == "server" and not sess[role].started(timeout):
+                raise AccioError("the server SoC did not start its command:\n" +
+                                 sess[role].guest.console()[-3000:])
+        rc = sess["client"].finish(timeout, "last-run-client.log")
+        deadline = time.monotonic() + grace
+        srv = sess["server"]
+        while srv.guest.proc.poll() is None and END_RE.search(srv.guest.console()) is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
+        stopped = END_RE.search(srv.guest.console()) is None
+        if stopped:
+            srv.stop()
+        rs = srv.finish(timeout, "last-run-server.log")
+        rs.stopped = stopped
+        return rs, rc
     finally:
-        for layer in layers:
-            os.unlink(layer)
-    tmp = tempfile.mkdtemp(prefix="accio-qmp-")
-    qmp_path = os.path.join(tmp, "qmp.sock")
-    cmd = qemu_cmdline(smp, mem, icount, wire, script, False, cmdline_extra,
-                       fwd_udp, qmp=qmp_path)
-    cmd += list(qemu_extra)
-    t0 = time.monotonic()
-    stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}-{int(t0 * 1000) % 100000}"
-    guest = Guest(cmd, qmp_path, verbose)
-    try:
-        try:
-            guest.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            diag = guest.diagnose(f"guest did not finish within {timeout} s")
-            guest.kill()
-            console = guest.console()
-            path = write_log(f"{stamp}-timeout.log", command, cmd, console,
-                             diag + "\n-- all registers (QEMU info registers -a)\n" + guest.regs)
-            raise AccioError(f"guest did not finish within {timeout} s (log: {path})\n"
-                             f"{diag}\nconsole tail:\n" + console[-6000:])
-        guest.reader.join(10)
-    finally:
-        guest.kill()
-        os.unlink(script)
-        for f in os.listdir(tmp):
-            os.unlink(os.path.join(tmp, f))
-        os.rmdir(tmp)
-    wall = time.monotonic() - t0
-    console = guest.console()
-    write_log("last-run.log", command, cmd, console)
-    start = console.find(BEGIN)
-    m = END_RE.search(console, start if start >= 0 else 0)
-    if os.environ.get("ACCIO_KEEP_LOGS") and m:
-        write_log(f"{stamp}-rc{m.group(1)}.log", command, cmd, console)
-    if start < 0 or not m:
-        path = write_log(f"{stamp}-noresult.log", command, cmd, console)
-        raise AccioError(f"QEMU exited ({guest.proc.returncode}) without a result "
-                         f"(log: {path}); console tail:\n" + console[-3000:])
-    output = console[start + len(BEGIN) + 1:m.start()]
-    return Result(int(m.group(1)), output, console, wall)
+        for s in sess.values():
+            s.guest.kill()
 
 
 def boot(smp=4, mem="1G", icount=None, wire="user"):
@@ -574,11 +661,34 @@ def main(argv=None):
             p.add_argument("--timeout", type=float, default=600)
             p.add_argument("-v", "--verbose", action="store_true")
             p.add_argument("command", nargs=argparse.REMAINDER)
+    p = sub.add_parser("pair", help="two SoCs joined by one wire, a command on each")
+    p.add_argument("--smp", type=int, default=4)
+    p.add_argument("--mem", default="1G")
+    p.add_argument("--icount", type=int, nargs="?", const=4, default=None)
+    p.add_argument("--add", action="append", default=[], metavar="HOST:GUEST")
+    p.add_argument("--pkg", action="append", default=[], metavar="NAME")
+    p.add_argument("--timeout", type=float, default=600)
+    p.add_argument("--grace", type=float, default=5.0)
+    p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("--server", required=True, metavar="CMD")
+    p.add_argument("--client", required=True, metavar="CMD")
     a = ap.parse_args(argv)
 
     if a.verb == "build":
         return subprocess.call(["make", "-C", ROOT, "build"])
 
+    if a.verb == "pair":
+        try:
+            rs, rc = run_pair(a.server, a.client, a.smp, a.mem, a.icount, a.timeout,
+                              a.verbose, [parse_add(x) for x in a.add], a.pkg, a.grace)
+        except AccioError as e:
+            print(f"accio: {e}", file=sys.stderr)
+            return 125
+        for role, r in (("server", rs), ("client", rc)):
+            print(f"== {role} (rc {r.rc}{', stopped' if r.stopped else ''}, "
+                  f"{r.wall_s:.1f} s wall)")
+            sys.stdout.write(r.output)
+        return rc.rc or (0 if rs.stopped else rs.rc)
     try:
         fwd = [tuple(int(x) for x in f.split(":")) for f in a.fwd_udp]
         if any(len(f) != 2 for f in fwd):

@@ -50,6 +50,7 @@ static uint64_t accio_bus_ns(AccioNICState *s, uint32_t bytes)
 
 static uint64_t accio_wire_ns(AccioNICState *s, uint32_t bytes)
 {
+    bytes = MAX(bytes, ETH_MIN_FRAME);      /* short frames leave padded */
     return muldiv64((uint64_t)(bytes + WIRE_OVERHEAD) * 8, 1000, s->link_mbps);
 }
 
@@ -262,6 +263,15 @@ static void accio_nic_send_req(AccioNICState *s, uint64_t val)
 static void accio_nic_wire_out(AccioNICState *s, const uint8_t *data,
                                size_t len, uint64_t t)
 {
+    uint8_t padded[ETH_MIN_FRAME];
+
+    if (len < ETH_MIN_FRAME) {
+        /* the MAC pads a short frame with zeros, as Ethernet requires */
+        memcpy(padded, data, len);
+        memset(padded + len, 0, ETH_MIN_FRAME - len);
+        data = padded;
+        len = ETH_MIN_FRAME;
+    }
     if (s->ctrl & ACCIO_NIC_CTRL_LOOPBACK_MASK) {
         accio_nic_rx_frame(s, data, len, t);
     } else if (!accio_nic_link_up(s)) {
