@@ -2,7 +2,10 @@
 dgram netdevs on 127.0.0.1): the peer is an Accio SoC too."""
 import re
 
+import pytest
+
 import accio
+from conftest import debian_unavailable
 
 TIMEOUT = 400
 PRELOAD = "LD_PRELOAD=/usr/lib/libaccio.so ACCIO_STATS=1"
@@ -49,3 +52,42 @@ def test_a_slower_server_soc():
     assert rc.output.count(" bad=0") == 2, rc.output
     d = float(slow["rtt_p50_us"]) - float(fast["rtt_p50_us"])
     assert 1900 <= d <= 4000, rc.output
+
+
+RDMA_PKGS = ["iproute2", "ibverbs-utils", "ibverbs-providers", "perftest"]
+RXE = "rdma link add rxe0 type rxe netdev eth0"
+
+
+def retry(cmd):
+    """A client of a server on the other SoC that may not listen yet."""
+    return f"(for i in $(seq 40); do {cmd} && exit 0; sleep 0.5; done; exit 1)"
+
+
+@pytest.mark.skipif(debian_unavailable() is not None, reason=str(debian_unavailable()))
+def test_rdma_verbs_over_soft_roce_between_two_socs():
+    """rdma-core's verbs over the kernel's soft-RoCE (rxe) on each SoC's
+    Accio NIC: RC and UD ping-pongs with every buffer checked (--chk) and
+    perftest's ib_send_lat, unmodified Debian programs; RoCEv2 frames
+    (UDP 4791) on the wire between the SoCs."""
+    rc_pp, ud_pp = "ibv_rc_pingpong -d rxe0 -g 1 -c -n 300 -s 1024", \
+        "ibv_ud_pingpong -d rxe0 -g 1 -c -n 300 -s 512"
+    lat = "ib_send_lat -d rxe0 -n 300 -s 64 -F"
+    server = f"{RXE} && {rc_pp} && {ud_pp} && {lat} | grep -A1 '#bytes'"
+    client = (f"{RXE} && ibv_devinfo -d rxe0 | grep -E 'transport|state';"
+              f"{retry(rc_pp + ' 10.0.3.1')}; echo rc_pp=$?;"
+              f"{retry(ud_pp + ' 10.0.3.1')}; echo ud_pp=$?;"
+              f"{retry(lat + ' 10.0.3.1')} | grep -A1 '#bytes'; echo lat=$?;"
+              "rdma statistic show link rxe0/1")
+    rs, rc = accio.run_pair(server, client, pkgs=RDMA_PKGS, timeout=TIMEOUT)
+    assert rc.rc == 0 and rs.rc == 0, rc.output + "\n--server--\n" + rs.output
+    out = rc.output
+    assert "PORT_ACTIVE" in out and "rc_pp=0" in out and "ud_pp=0" in out and "lat=0" in out, out
+    # 300 iterations each way, every buffer checked by --chk
+    assert re.search(r"^300 iters in [\d.]+ seconds = [\d.]+ usec/iter$", out, re.M), out
+    assert out.count("usec/iter") == 2, out
+    m = re.search(r"^\s*64\s+300\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", out, re.M)
+    assert m and float(m.group(1)) > 0, out
+    # rxe's own counters: RoCEv2 packets through the Accio NIC both ways
+    sent = int(re.search(r"\bsent_pkts (\d+)", out).group(1))
+    rcvd = int(re.search(r"\brcvd_pkts (\d+)", out).group(1))
+    assert sent >= 900 and rcvd >= 900, out
