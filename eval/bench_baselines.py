@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Contenders side by side on the same two SoCs (tools/accio.py run_pair):
+the client SoC (10.0.3.2) ping-pongs the server SoC (10.0.3.1) over one
+wire, each SoC with its Accio NIC and uncore.
+
+  linux       udp_pingpong on Linux sockets; server: udp_echo (Linux sockets)
+  accio       the same binary with LD_PRELOAD=libaccio (blocking waits);
+              server: udp_echo under libaccio
+  accio-spin  ... and ACCIO_SPIN_US=100000 (busy-polls the ring)
+  rxe-rc      perftest ib_send_lat, RC SEND over soft-RoCE (rxe) on the same
+              NICs, polling for completions; the CPU does the RDMA NIC's work
+  rxe-rc-ev   ib_send_lat -e: waits for completion events
+  rxe-ud      ib_send_lat -c UD, polling
+  dpdk        not built yet (no DPDK driver for the Accio NIC): absent
+
+usage: python3 eval/bench_baselines.py [--sizes 64,256,1024] [--count N]
+                                       [--hart 1] [--json FILE]
+
+Real time (QEMU TCG, 4 harts a SoC, two SoCs on a 2-core host). For every
+contender and size: round trip p50/p99 in µs (udp_pingpong's own; perftest's
+t_typical and 99 % are half round trips and are doubled here) and the CPU
+busy share of the client's hart (it is pinned there) from /proc/stat over
+the run. For the UDP contenders also the client processing time (round
+trip minus the NIC-to-NIC time from the NIC's hardware timestamps), which
+perftest cannot report. Prints a Markdown table.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import accio  # noqa: E402
+
+RDMA_PKGS = ["iproute2", "ibverbs-utils", "ibverbs-providers", "perftest"]
+PRELOAD = "LD_PRELOAD=/usr/lib/libaccio.so"
+# (name, client environment, server port): the server SoC answers the Linux
+# client with a plain udp_echo and the libaccio clients with one under libaccio
+UDP = [("linux", "", 7000), ("accio", PRELOAD, 7001),
+       ("accio-spin", PRELOAD + " ACCIO_SPIN_US=100000", 7001)]
+RXE = [("rxe-rc", "-c RC"), ("rxe-rc-ev", "-c RC -e"), ("rxe-ud", "-c UD")]
+
+
+def scripts(sizes, count, hart, only=None):
+    udp = [c for c in UDP if not only or c[0] in only]
+    rxe = [c for c in RXE if not only or c[0] in only]
+    mask = f"{1 << hart:#x}"
+    cpu = f"grep '^cpu{hart} ' /proc/stat"
+    srv = ["rdma link add rxe0 type rxe netdev eth0", "udp_echo -p 7000 &",
+           f"{PRELOAD} udp_echo -p 7001 &"]
+    cli = ["rdma link add rxe0 type rxe netdev eth0"]
+    for size in sizes:
+        for name, env, port in udp:
+            cli.append(f"echo @@{name}:{size}@@; {cpu}; {env} taskset {mask} udp_pingpong "
+                       f"-s 10.0.3.1 -p {port} -m {size} -n {count} -q | grep -E "
+                       f"'^(rtt_p50_us|rtt_p99_us|proc_p50_us|proc_p99_us)=|bad='; {cpu}")
+        for name, opts in rxe:
+            lat = f"ib_send_lat -d rxe0 -F -n {count} -s {size} {opts}"
+            srv.append(f"for i in $(seq 5); do {lat} > /tmp/lat.out 2>&1 && break; "
+                       f"cat /tmp/lat.out; done")
+            cli.append(f"echo @@{name}:{size}@@; {cpu}; for i in $(seq 40); do "
+                       f"taskset {mask} {lat} 10.0.3.1 > /tmp/lat.out 2>&1 && break; "
+                       f"sleep 0.5; done; {cpu}; grep -A1 '#bytes' /tmp/lat.out || cat /tmp/lat.out")
+    return "\n".join(srv + ["wait"]), "\n".join(cli)
+
+
+def busy(body, hart):
+    cpu = [list(map(int, l.split()[1:])) for l in body.splitlines()
+           if l.startswith(f"cpu{hart} ")]
+    if len(cpu) < 2:
+        return None
+    d = [b - a for a, b in zip(cpu[0], cpu[1])]
+    return round(100.0 * (sum(d) - d[3] - d[4]) / sum(d), 1) if sum(d) else None
+
+
+def parse(output, hart):
+    res = {}
+    for name, size, body in re.findall(r"@@([\w-]+):(\d+)@@\n(.*?)(?=@@|\Z)", output, re.S):
+        r = dict(cpu=busy(body, hart))
+        kv = dict(re.findall(r"^(\w+)=([\d.]+)$", body, re.M))
+        if "rtt_p50_us" in kv:
+            r.update(rtt_p50=float(kv["rtt_p50_us"]), rtt_p99=float(kv["rtt_p99_us"]),
+                     ok=" bad=0" in body)
+            if "proc_p50_us" in kv:
+                r.update(proc_p50=float(kv["proc_p50_us"]), proc_p99=float(kv["proc_p99_us"]))
+        if re.search(r"^\s*\d+\s+\d+\s+inf\s", body, re.M):
+            r["why"] = "perftest printed inf (its clock-rate estimate failed)"
+        m = re.search(r"^\s*\d+\s+\d+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)"
+                      r"\s+([\d.]+)", body, re.M)
+        if m:
+            # perftest: t_min t_max t_typical t_avg t_stdev 99% - half round trips
+            r.update(rtt_p50=round(2 * float(m.group(3)), 1),
+                     rtt_p99=round(2 * float(m.group(6)), 1), ok=True)
+        res.setdefault(name, {})[int(size)] = r
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="64,256,1024")
+    ap.add_argument("--count", type=int, default=2000)
+    ap.add_argument("--hart", type=int, default=1)
+    ap.add_argument("--only", help="comma-separated contenders (default: all)")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    sizes = [int(s) for s in a.sizes.split(",")]
+    server, client = scripts(sizes, a.count, a.hart,
+                             a.only.split(",") if a.only else None)
+    rs, rc = accio.run_pair(server, client, pkgs=RDMA_PKGS, timeout=3000)
+    if rc.rc != 0:
+        sys.exit("client SoC failed:\n" + rc.output[-3000:])
+    res = parse(rc.output, a.hart)
+    print(f"| contender | size | RTT p50 / p99 (µs) | client processing p50 / p99 (µs) | "
+          f"CPU busy, client hart {a.hart} |")
+    print("|---|---:|---|---|---:|")
+    for name in [c[0] for c in UDP + RXE if not a.only or c[0] in a.only.split(",")]:
+        for size in sizes:
+            r = res.get(name, {}).get(size)
+            if not r or "rtt_p50" not in r:
+                why = f" ({r['why']})" if r and r.get("why") else ""
+                print(f"| {name} | {size} | failed{why} | | |")
+                continue
+            proc = f"{r['proc_p50']} / {r['proc_p99']}" if "proc_p50" in r else "n/a"
+            print(f"| {name} | {size} | {r['rtt_p50']} / {r['rtt_p99']}"
+                  f"{'' if r.get('ok') else ' (bad replies)'} | {proc} | {r['cpu']} % |")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
