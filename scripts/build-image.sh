@@ -59,6 +59,12 @@ if [ "$rc" = 3 ]; then
 elif [ "$rc" != 0 ]; then
 	exit "$rc"
 fi
+# DPDK programs for the guest (apps/dpdk), compiled against Debian's riscv64
+# DPDK; tests and eval add them to a run with Debian's DPDK libraries
+# (buildroot-config/dpdk-packages.txt).
+if [ "$rc" = 0 ]; then
+	make -s -C "$ROOT/apps/dpdk" OUT="$B/apps/dpdk"
+fi
 if [ -s "$B/debian.cpio" ]; then
 	pad=$(( (4 - $(stat -c %s "$B/initramfs.cpio.gz.tmp") % 4) % 4 ))
 	head -c "$pad" /dev/zero >> "$B/initramfs.cpio.gz.tmp"

@@ -4,6 +4,7 @@
     python3 scripts/debian.py layer -o build/debian.cpio [--pkg NAME]... [--list FILE]
         [--skip-root build/rootfs] [--minus-list FILE]
     python3 scripts/debian.py resolve NAME...     # what a package set pulls in
+    python3 scripts/debian.py sysroot NAME...     # unpacked, to compile against
 
 A private apt configuration (APT::Architecture riscv64, Debian 13 "trixie" -
 or testing, "forky", while trixie's index on the mirror is inconsistent -
@@ -154,8 +155,28 @@ def update(env, force=False):
                              "(and none was read before):\n" + "\n".join(errors))
 
 
+def dpdk_abi(env):
+    """The ABI number in the names of the suite's DPDK library packages
+    (librte-eal26 in forky, librte-eal25 in trixie)."""
+    out = subprocess.run(["apt-cache", "pkgnames", "librte-eal"], env=env,
+                         capture_output=True, text=True).stdout.split()
+    abis = sorted(m.group(1) for m in map(re.compile(r"^librte-eal(\d+)$").match, out) if m)
+    if not abis:
+        raise DebianError("no librte-eal package in the archive's index")
+    return abis[-1]
+
+
+def expand(env, pkgs):
+    """Package names with {dpdk} replaced by the suite's DPDK ABI number."""
+    if not any("{dpdk}" in p for p in pkgs):
+        return list(pkgs)
+    abi = dpdk_abi(env)
+    return [p.replace("{dpdk}", abi) for p in pkgs]
+
+
 def resolve(env, pkgs):
     """The packages (name, version, arch) that installing pkgs on an empty system takes."""
+    pkgs = expand(env, pkgs)
     if not pkgs:
         return []
     r = apt(env, "-s", "install", *pkgs, check=False)
@@ -175,7 +196,7 @@ def fetch(env, pkgs, want):
     missing = [w for w in want if not os.path.exists(deb_path(*w))]
     if missing:
         log(f"downloading {len(missing)} packages")
-        apt(env, "install", "--download-only", "-y", *pkgs)
+        apt(env, "install", "--download-only", "-y", *expand(env, pkgs))
     still = [w for w in want if not os.path.exists(deb_path(*w))]
     if still:
         raise DebianError("not downloaded: " + " ".join(n for n, _, _ in still))
@@ -283,6 +304,35 @@ def layer(pkgs, skip_root=None, minus=(), refresh=False):
     return out, want
 
 
+def sysroot(pkgs):
+    """A cached tree with pkgs and what they pull in unpacked (a riscv64 glibc
+    sysroot to cross-compile against, e.g. DPDK's headers and libraries);
+    keyed by the exact package versions. Returns its path."""
+    env = apt_config()
+    try:
+        update(env)
+    except ArchiveUnavailable:
+        last = os.path.join(D, "sysroots", "last-" + "-".join(sorted(pkgs)))
+        if os.path.exists(last):
+            return open(last).read().strip()
+        raise
+    want = resolve(env, pkgs)
+    key = hashlib.sha256("\n".join(f"{n}={v}={a}" for n, v, a in want).encode()).hexdigest()[:16]
+    root = os.path.join(D, "sysroots", f"sysroot-{key}")
+    if not os.path.isdir(root):
+        fetch(env, pkgs, want)
+        log(f"unpacking {len(want)} packages into {root}")
+        tmp = root + ".tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp)
+        for w in want:
+            subprocess.run(["dpkg-deb", "-x", deb_path(*w), tmp], check=True)
+        os.replace(tmp, root)
+    with open(os.path.join(D, "sysroots", "last-" + "-".join(sorted(pkgs))), "w") as f:
+        f.write(root + "\n")
+    return root
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -296,6 +346,9 @@ def main(argv=None):
     p.add_argument("--refresh", action="store_true", help="apt-get update now")
     r = sub.add_parser("resolve", help="print what installing the packages takes")
     r.add_argument("pkgs", nargs="+")
+    t = sub.add_parser("sysroot", help="unpack the packages and their dependencies into "
+                       "a cached tree; prints its path")
+    t.add_argument("pkgs", nargs="+")
     a = ap.parse_args(argv)
     try:
         if a.verb == "resolve":
@@ -303,6 +356,9 @@ def main(argv=None):
             update(env)
             for n, v, arch in resolve(env, a.pkgs):
                 print(f"{n} {v} {arch}")
+            return 0
+        if a.verb == "sysroot":
+            print(sysroot(a.pkgs))
             return 0
         pkgs = read_list(a.list) + a.pkg
         if not pkgs:

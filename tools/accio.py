@@ -33,6 +33,8 @@ Options for boot and run:
                     the absolute path GUEST, modes and symlinks kept; repeatable
   --pkg NAME        an extra Debian riscv64 package (trixie, or forky) for
                     this run, with its dependencies; repeatable
+  --pkg-list FILE   the packages of a list file (names, # comments), e.g.
+                    buildroot-config/dpdk-packages.txt; repeatable
   --timeout S       give up after S seconds (run only; default 600); on the
                     way out the host collects diagnostics (see below)
   -v, --verbose     show the console as it boots
@@ -218,6 +220,12 @@ def parse_add(spec):
     if not sep or not host or not guest.startswith("/"):
         raise AccioError(f"--add {spec!r}: expected HOST_PATH:/GUEST_PATH")
     return host, guest
+
+
+def read_pkg_list(path):
+    """Package names of a list file (one or more a line, # starts a comment)."""
+    with open(path) as f:
+        return [n for line in f for n in line.split("#", 1)[0].split()]
 
 
 def debian_layer(pkgs):
@@ -657,6 +665,7 @@ def main(argv=None):
         p.add_argument("--fwd-udp", action="append", default=[], metavar="H:G")
         p.add_argument("--add", action="append", default=[], metavar="HOST:GUEST")
         p.add_argument("--pkg", action="append", default=[], metavar="NAME")
+        p.add_argument("--pkg-list", action="append", default=[], metavar="FILE")
         if name == "run":
             p.add_argument("--timeout", type=float, default=600)
             p.add_argument("-v", "--verbose", action="store_true")
@@ -667,12 +676,15 @@ def main(argv=None):
     p.add_argument("--icount", type=int, nargs="?", const=4, default=None)
     p.add_argument("--add", action="append", default=[], metavar="HOST:GUEST")
     p.add_argument("--pkg", action="append", default=[], metavar="NAME")
+    p.add_argument("--pkg-list", action="append", default=[], metavar="FILE")
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--grace", type=float, default=5.0)
     p.add_argument("-v", "--verbose", action="store_true")
     p.add_argument("--server", required=True, metavar="CMD")
     p.add_argument("--client", required=True, metavar="CMD")
     a = ap.parse_args(argv)
+    for path in getattr(a, "pkg_list", []):
+        a.pkg += read_pkg_list(path)
 
     if a.verb == "build":
         return subprocess.call(["make", "-C", ROOT, "build"])

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dpdk_pingpong - UDP ping-pong client on DPDK's ethdev API.
+ *
+ *   dpdk_pingpong [EAL options] -- -s IPV4 -l IPV4 [-p PORT] [-m SIZE]
+ *                 [-n COUNT] [-q]
+ *
+ * Sends COUNT datagrams of SIZE bytes to IPV4:PORT from -l's address, one
+ * at a time, each after the previous reply, busy-polling the port's RX
+ * queue; the server is any UDP echo server (udp_echo). The peer's MAC
+ * address is learnt with ARP, and ARP requests for our address are
+ * answered, as the kernel no longer sees the port's frames. Until the
+ * server's first echo (up to 10 s), a warm-up datagram goes out every
+ * 200 ms. Every reply's addresses, ports, length and payload are checked.
+ *
+ * Prints the keys udp_pingpong prints: size, datagrams, bad, rtt_*_us,
+ * elapsed_us and cpu_busy_pct (100: the thread never sleeps).
+ * Exit status: 0 when every reply came back intact, 1 otherwise, 2 on a
+ * setup error (no port, no memory, no ARP reply, no echo).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_arp.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_ether.h>
+#include <rte_ip4.h>
+#include <rte_mbuf.h>
+#include <rte_udp.h>
+
+#define NB_DESC 256
+#define BURST 32
+#define HDRS (sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + \
+	      sizeof(struct rte_udp_hdr))
+#define REPLY_TIMEOUT_NS 2000000000ull
+
+struct ctx {
+	uint16_t port;
+	struct rte_mempool *pool;
+	struct rte_ether_addr mac, peer_mac;
+	rte_be32_t ip, peer_ip;
+	uint16_t lport, rport;
+	int have_peer;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void send_one(struct ctx *c, struct rte_mbuf *m)
+{
+	while (rte_eth_tx_burst(c->port, 0, &m, 1) == 0)
+		;
+}
+
+static void send_arp(struct ctx *c, uint16_t op, const struct rte_ether_addr *tha,
+		     rte_be32_t tip)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(c->pool);
+	struct rte_ether_hdr *eh;
+	struct rte_arp_hdr *ah;
+
+	if (!m)
+		return;
+	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	ah = (struct rte_arp_hdr *)(eh + 1);
+	if (op == RTE_ARP_OP_REQUEST)
+		memset(&eh->dst_addr, 0xff, sizeof(eh->dst_addr));
+	else
+		eh->dst_addr = *tha;
+	eh->src_addr = c->mac;
+	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
+	ah->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
+	ah->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	ah->arp_hlen = RTE_ETHER_ADDR_LEN;
+	ah->arp_plen = 4;
+	ah->arp_opcode = rte_cpu_to_be_16(op);
+	ah->arp_data.arp_sha = c->mac;
+	ah->arp_data.arp_sip = c->ip;
+	if (op == RTE_ARP_OP_REQUEST)
+		memset(&ah->arp_data.arp_tha, 0, sizeof(ah->arp_data.arp_tha));
+	else
+		ah->arp_data.arp_tha = *tha;
+	ah->arp_data.arp_tip = tip;
+	m->data_len = m->pkt_len = sizeof(*eh) + sizeof(*ah);
+	send_one(c, m);
+}
+
+/* Handles an ARP frame; learns the peer's address from any ARP of it. */
+static void on_arp(struct ctx *c, struct rte_mbuf *m)
+{
+	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_arp_hdr *ah = (struct rte_arp_hdr *)(eh + 1);
+
+	if (m->data_len < sizeof(*eh) + sizeof(*ah))
+		return;
+	if (ah->arp_data.arp_sip == c->peer_ip) {
+		c->peer_mac = ah->arp_data.arp_sha;
+		c->have_peer = 1;
+	}
+	if (ah->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) &&
+	    ah->arp_data.arp_tip == c->ip)
+		send_arp(c, RTE_ARP_OP_REPLY, &ah->arp_data.arp_sha,
+			 ah->arp_data.arp_sip);
+}
+
+/*
+ * Polls the RX queue once. Returns the number of bytes of a UDP reply from
+ * the peer (payload copied to buf, at most cap), -2 for a reply that is
+ * malformed, or -1 when no reply arrived; ARP is served on the way.
+ */
+static int poll_reply(struct ctx *c, uint8_t *buf, int cap)
+{
+	struct rte_mbuf *ms[BURST];
+	int n = rte_eth_rx_burst(c->port, 0, ms, BURST), got = -1;
+
+	for (int i = 0; i < n; i++) {
+		struct rte_mbuf *m = ms[i];
+		struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+		struct rte_ipv4_hdr *ih = (struct rte_ipv4_hdr *)(eh + 1);
+		struct rte_udp_hdr *uh;
+		int len;
+
+		if (m->data_len >= sizeof(*eh) &&
+		    eh->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
+			on_arp(c, m);
+		} else if (got == -1 && m->data_len >= HDRS &&
+			   eh->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) &&
+			   ih->next_proto_id == IPPROTO_UDP && ih->src_addr == c->peer_ip &&
+			   ih->dst_addr == c->ip) {
+			uh = (struct rte_udp_hdr *)((uint8_t *)ih + (ih->version_ihl & 15) * 4);
+			len = rte_be_to_cpu_16(uh->dgram_len) - (int)sizeof(*uh);
+			if (uh->src_port != c->rport || uh->dst_port != c->lport)
+				; /* someone else's datagram */
+			else if (len < 0 || len > cap ||
+				 (uint8_t *)(uh + 1) + len > rte_pktmbuf_mtod(m, uint8_t *) + m->data_len)
+				got = -2;
+			else
+				memcpy(buf, uh + 1, got = len);
+		}
+		rte_pktmbuf_free(m);
+	}
+	return got;
+}
+
+static struct rte_mbuf *build_udp(struct ctx *c, const uint8_t *payload, int size)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(c->pool);
+	struct rte_ether_hdr *eh;
+	struct rte_ipv4_hdr *ih;
+	struct rte_udp_hdr *uh;
+
+	if (!m)
+		return NULL;
+	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	ih = (struct rte_ipv4_hdr *)(eh + 1);
+	uh = (struct rte_udp_hdr *)(ih + 1);
+	eh->dst_addr = c->peer_mac;
+	eh->src_addr = c->mac;
+	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	memset(ih, 0, sizeof(*ih));
+	ih->version_ihl = RTE_IPV4_VHL_DEF;
+	ih->total_length = rte_cpu_to_be_16(sizeof(*ih) + sizeof(*uh) + size);
+	ih->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ih->time_to_live = 64;
+	ih->next_proto_id = IPPROTO_UDP;
+	ih->src_addr = c->ip;
+	ih->dst_addr = c->peer_ip;
+	ih->hdr_checksum = rte_ipv4_cksum(ih);
+	uh->src_port = c->lport;
+	uh->dst_port = c->rport;
+	uh->dgram_len = rte_cpu_to_be_16(sizeof(*uh) + size);
+	uh->dgram_cksum = 0;		/* optional in IPv4 */
+	memcpy(uh + 1, payload, size);
+	m->data_len = m->pkt_len = HDRS + size;
+	return m;
+}
+
+static int port_init(struct ctx *c)
+{
+	struct rte_eth_conf conf = { 0 };
+	struct rte_eth_dev_info info;
+	int rc;
+
+	if (rte_eth_dev_count_avail() == 0) {
+		fprintf(stderr, "dpdk_pingpong: no ethdev port (pass one with --vdev, "
+			"e.g. --vdev net_af_xdp0,iface=eth0)\n");
+		return -1;
+	}
+	c->port = 0;
+	rc = rte_eth_dev_info_get(c->port, &info);
+	if (rc == 0)
+		rc = rte_eth_dev_configure(c->port, 1, 1, &conf);
+	if (rc == 0)
+		rc = rte_eth_rx_queue_setup(c->port, 0, NB_DESC, rte_eth_dev_socket_id(c->port),
+					    NULL, c->pool);
+	if (rc == 0)
+		rc = rte_eth_tx_queue_setup(c->port, 0, NB_DESC, rte_eth_dev_socket_id(c->port),
+					    NULL);
+	if (rc == 0)
+		rc = rte_eth_dev_start(c->port);
+	if (rc == 0)
+		rc = rte_eth_macaddr_get(c->port, &c->mac);
+	if (rc) {
+		fprintf(stderr, "dpdk_pingpong: port %u (%s): %s\n", c->port,
+			info.driver_name ? info.driver_name : "?", rte_strerror(-rc));
+		return -1;
+	}
+	rte_eth_promiscuous_enable(c->port);
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: dpdk_pingpong [EAL options] -- -s SERVER_IPV4 -l LOCAL_IPV4 "
+		"[-p PORT] [-m SIZE] [-n COUNT] [-q]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct ctx c = { 0 };
+	int size = 64, quiet = 0, opt, eal;
+	long count = 1000, bad = 0;
+	uint8_t out[1472], in[1472];
+	struct in_addr a;
+	uint64_t *rtt, t0, start, end;
+
+	eal = rte_eal_init(argc, argv);
+	if (eal < 0) {
+		fprintf(stderr, "dpdk_pingpong: EAL initialisation failed (%s); see EAL's "
+			"messages above: are hugepages reserved and hugetlbfs mounted?\n",
+			rte_strerror(rte_errno));
+		return 2;
+	}
+	argc -= eal;
+	argv += eal;
+	c.rport = rte_cpu_to_be_16(7000);
+	c.lport = rte_cpu_to_be_16(40000 + (getpid() % 20000));
+	while ((opt = getopt(argc, argv, "s:l:p:m:n:q")) != -1) {
+		switch (opt) {
+		case 's':
+		case 'l':
+			if (inet_pton(AF_INET, optarg, &a) != 1)
+				usage();
+			*(opt == 's' ? &c.peer_ip : &c.ip) = a.s_addr;
+			break;
+		case 'p': c.rport = rte_cpu_to_be_16(atoi(optarg)); break;
+		case 'm': size = atoi(optarg); break;
+		case 'n': count = atol(optarg); break;
+		case 'q': quiet = 1; break;
+		default: usage();
+		}
+	}
+	if (!c.peer_ip || !c.ip || size < 1 || size > (int)sizeof(out) || count < 1)
+		usage();
+	rtt = calloc(count, sizeof(*rtt));
+	c.pool = rte_pktmbuf_pool_create("pp", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+					 rte_socket_id());
+	if (!rtt || !c.pool) {
+		fprintf(stderr, "dpdk_pingpong: no memory for mbufs: %s\n",
+			rte_strerror(rte_errno));
+		return 2;
+	}
+	if (port_init(&c))
+		return 2;
+
+	/* resolve the server: ARP every 100 ms for up to 5 s */
+	t0 = now_ns();
+	for (uint64_t next = 0; !c.have_peer; ) {
+		if (now_ns() - t0 > 5000000000ull) {
+			fprintf(stderr, "dpdk_pingpong: no ARP reply from the server\n");
+			return 2;
+		}
+		if (now_ns() >= next) {
+			send_arp(&c, RTE_ARP_OP_REQUEST, NULL, c.peer_ip);
+			next = now_ns() + 100000000ull;
+		}
+		poll_reply(&c, in, sizeof(in));
+	}
+
+	/* the server may not listen yet: one datagram every 200 ms until an
+	 * intact echo, for up to 10 s */
+	memset(out, 0xa5, size);
+	t0 = now_ns();
+	for (uint64_t next = 0;; ) {
+		int got;
+
+		if (now_ns() - t0 > 10000000000ull) {
+			fprintf(stderr, "dpdk_pingpong: no echo from the server\n");
+			return 2;
+		}
+		if (now_ns() >= next) {
+			struct rte_mbuf *m = build_udp(&c, out, size);
+
+			if (m)
+				send_one(&c, m);
+			next = now_ns() + 200000000ull;
+		}
+		got = poll_reply(&c, in, sizeof(in));
+		if (got == size && !memcmp(in, out, size))
+			break;
+	}
+	/* a late echo of the warm-up must not be taken for a reply */
+	for (t0 = now_ns(); now_ns() - t0 < 300000000ull; )
+		poll_reply(&c, in, sizeof(in));
+
+	start = now_ns();
+	for (long i = 0; i < count; i++) {
+		struct rte_mbuf *m;
+		int got;
+
+		for (int j = 0; j < size; j++)
+			out[j] = (uint8_t)(i * 7 + j);
+		memcpy(out, &i, size < (int)sizeof(i) ? size : (int)sizeof(i));
+		m = build_udp(&c, out, size);
+		if (!m) {
+			fprintf(stderr, "dpdk_pingpong: mbuf pool empty\n");
+			return 2;
+		}
+		t0 = now_ns();
+		send_one(&c, m);
+		while ((got = poll_reply(&c, in, sizeof(in))) == -1) {
+			if (now_ns() - t0 > REPLY_TIMEOUT_NS)
+				break;
+		}
+		rtt[i] = now_ns() - t0;
+		if (got != size || memcmp(in, out, size)) {
+			bad++;
+			if (!quiet)
+				fprintf(stderr, "dpdk_pingpong: datagram %ld: %s\n", i,
+					got == -1 ? "no reply" : got == -2 ? "malformed reply" :
+					"reply differs from what was sent");
+		}
+	}
+	end = now_ns();
+	qsort(rtt, count, sizeof(*rtt), cmp_u64);
+	printf("size=%d datagrams=%ld bad=%ld\n", size, count, bad);
+	printf("rtt_p50_us=%.1f\nrtt_p90_us=%.1f\nrtt_p99_us=%.1f\nrtt_max_us=%.1f\n",
+	       rtt[count / 2] / 1e3, rtt[count * 90 / 100] / 1e3, rtt[count * 99 / 100] / 1e3,
+	       rtt[count - 1] / 1e3);
+	printf("rtt_hw_avg_us=n/a\nelapsed_us=%llu\ncpu_busy_pct=100.0\n",
+	       (unsigned long long)((end - start) / 1000));
+	rte_eth_dev_stop(c.port);
+	rte_eth_dev_close(c.port);
+	rte_eal_cleanup();
+	return bad ? 1 : 0;
+}
