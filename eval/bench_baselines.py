@@ -11,7 +11,10 @@ wire, each SoC with its Accio NIC and uncore.
               NICs, polling for completions; the CPU does the RDMA NIC's work
   rxe-rc-ev   ib_send_lat -e: waits for completion events
   rxe-ud      ib_send_lat -c UD, polling
-  dpdk        not built yet (no DPDK driver for the Accio NIC): absent
+  dpdk-afxdp  apps/dpdk/dpdk_pingpong (DPDK 25.11 ethdev, busy-polling) on
+              net_af_xdp over the NIC's kernel driver in generic XDP mode
+              (DPDK's API and polling; the kernel still moves every frame);
+              server: udp_echo on Linux sockets. Runs last (it takes eth0).
 
 usage: python3 eval/bench_baselines.py [--sizes 64,256,1024] [--count N]
                                        [--hart 1] [--json FILE]
@@ -35,6 +38,15 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import accio  # noqa: E402
 
 RDMA_PKGS = ["iproute2", "ibverbs-utils", "ibverbs-providers", "perftest"]
+DPDK_PKGS = accio.read_pkg_list(os.path.join(ROOT, "buildroot-config", "dpdk-packages.txt"))
+DPDK_ADD = [(os.path.join(ROOT, "build", "apps", "dpdk", "dpdk_pingpong"),
+             "/usr/bin/dpdk_pingpong")]
+DPDK_PREP = ("mkdir -p /dev/hugepages /sys/fs/bpf /var/run && "
+             "mount -t hugetlbfs none /dev/hugepages && mount -t bpf bpf /sys/fs/bpf && "
+             "echo 64 > /proc/sys/vm/nr_hugepages")
+DPDK_EAL = ("--no-pci --in-memory --vdev net_af_xdp0,iface=eth0,"
+            "xdp_prog=/usr/lib/riscv64-linux-gnu/bpf/xsk_def_xdp_prog_5.3.o")
+DPDK = [("dpdk-afxdp", 7000)]
 PRELOAD = "LD_PRELOAD=/usr/lib/libaccio.so"
 # (name, client environment, server port): the server SoC answers the Linux
 # client with a plain udp_echo and the libaccio clients with one under libaccio
@@ -63,6 +75,14 @@ def scripts(sizes, count, hart, only=None):
             cli.append(f"echo @@{name}:{size}@@; {cpu}; for i in $(seq 40); do "
                        f"taskset {mask} {lat} 10.0.3.1 > /tmp/lat.out 2>&1 && break; "
                        f"sleep 0.5; done; {cpu}; grep -A1 '#bytes' /tmp/lat.out || cat /tmp/lat.out")
+    dpdk = [c for c in DPDK if not only or c[0] in only]
+    if dpdk:
+        cli.append(DPDK_PREP)
+    for size in sizes:
+        for name, port in dpdk:
+            cli.append(f"echo @@{name}:{size}@@; {cpu}; dpdk_pingpong -l {hart} {DPDK_EAL} -- "
+                       f"-s 10.0.3.1 -l 10.0.3.2 -p {port} -m {size} -n {count} -q 2>&1 | "
+                       f"grep -E '^(rtt_p50_us|rtt_p99_us)=|bad=|dpdk_pingpong:'; {cpu}")
     return "\n".join(srv + ["wait"]), "\n".join(cli)
 
 
@@ -109,14 +129,17 @@ def main():
     sizes = [int(s) for s in a.sizes.split(",")]
     server, client = scripts(sizes, a.count, a.hart,
                              a.only.split(",") if a.only else None)
-    rs, rc = accio.run_pair(server, client, pkgs=RDMA_PKGS, timeout=3000)
+    dpdk = not a.only or "dpdk-afxdp" in a.only
+    rs, rc = accio.run_pair(server, client, timeout=3000,
+                            pkgs=RDMA_PKGS + (DPDK_PKGS if dpdk else []),
+                            add=DPDK_ADD if dpdk else [])
     if rc.rc != 0:
         sys.exit("client SoC failed:\n" + rc.output[-3000:])
     res = parse(rc.output, a.hart)
     print(f"| contender | size | RTT p50 / p99 (µs) | client processing p50 / p99 (µs) | "
           f"CPU busy, client hart {a.hart} |")
     print("|---|---:|---|---|---:|")
-    for name in [c[0] for c in UDP + RXE if not a.only or c[0] in a.only.split(",")]:
+    for name in [c[0] for c in UDP + RXE + DPDK if not a.only or c[0] in a.only.split(",")]:
         for size in sizes:
             r = res.get(name, {}).get(size)
             if not r or "rtt_p50" not in r:

@@ -684,7 +684,10 @@ def main(argv=None):
     p.add_argument("--client", required=True, metavar="CMD")
     a = ap.parse_args(argv)
     for path in getattr(a, "pkg_list", []):
-        a.pkg += read_pkg_list(path)
+        try:
+            a.pkg += read_pkg_list(path)
+        except OSError as e:
+            ap.error(f"--pkg-list {path}: {e.strerror}")
 
     if a.verb == "build":
         return subprocess.call(["make", "-C", ROOT, "build"])

@@ -16,7 +16,8 @@ TIMEOUT = 500
 DPDK_BIN = os.path.join(ROOT, "build", "apps", "dpdk")
 PKGS = accio.read_pkg_list(os.path.join(ROOT, "buildroot-config", "dpdk-packages.txt"))
 ADD = [(os.path.join(DPDK_BIN, "dpdk_pingpong"), "/usr/bin/dpdk_pingpong"),
-       (os.path.join(DPDK_BIN, "dpdk-testpmd"), "/usr/bin/dpdk-testpmd")]
+       (os.path.join(DPDK_BIN, "dpdk-testpmd"), "/usr/bin/dpdk-testpmd"),
+       (os.path.join(DPDK_BIN, "dpdk_dispatch"), "/usr/bin/dpdk_dispatch")]
 # hugepages for DPDK's memory, a BPF file system for libbpf
 PREP = ("mkdir -p /dev/hugepages /sys/fs/bpf /var/run && "
         "mount -t hugetlbfs none /dev/hugepages && mount -t bpf bpf /sys/fs/bpf && "
@@ -74,6 +75,35 @@ def test_dpdk_pingpong_against_a_linux_echo_server():
     assert "pp64_rc=0" in out and "pp1400_rc=0" in out, out
     assert "size=64 datagrams=300 bad=0" in out and "size=1400 datagrams=100 bad=0" in out, out
     assert 0 < float(kv(out)["rtt_p50_us"]) < 1e6, out
+
+
+def test_dispatcher_hands_datagrams_to_four_worker_processes():
+    """The multiplexing design for DPDK: one dispatcher process owns the
+    port and hands datagrams round-robin to 4 worker processes (DPDK
+    multi-process: shared hugepage memory, one rte_ring a worker, one back);
+    the workers turn them into echoes. The client SoC checks every byte of
+    400 datagrams; each worker echoed its quarter."""
+    workers = " ".join(
+        f"dpdk_dispatch --proc-type=secondary --no-pci --lcores={w + 1}@{w % 3 + 1} "
+        f"-- -w {w} > /tmp/w{w}.out 2>&1 &" for w in range(4))
+    eal = EAL.replace("--in-memory ", "")
+    server = (f"{PREP} && (dpdk_dispatch -l 0 {eal} -- -T 4 -l 10.0.3.1 -I 3 > /tmp/d.out 2>&1; "
+              "echo dispatch_rc=$? >> /tmp/d.out) & "
+              "for i in $(seq 100); do grep -q 'dispatcher ready' /tmp/d.out && break; "
+              f"sleep 0.2; done; {workers} wait; cat /tmp/d.out /tmp/w*.out")
+    client = ("(for i in $(seq 60); do udp_echo_client -s 10.0.3.1 -p 7000 -n 1 -t 1000 -r 0 -q "
+              ">/dev/null && exit 0; done; exit 1) && "
+              "udp_echo_client -s 10.0.3.1 -p 7000 -n 400 -m 16 -M 1472 -t 2000 -r 0 -q; "
+              "echo echo_rc=$?")
+    rs, rc = accio.run_pair(server, client, pkgs=PKGS, add=ADD, timeout=TIMEOUT, grace=15)
+    assert rc.rc == 0 and "echo_rc=0" in rc.output, rc.output + "\n--server--\n" + rs.output
+    assert "ok=400" in rc.output and "bad=0" in rc.output, rc.output
+    out = rs.output
+    assert rs.rc == 0 and "dispatch_rc=0" in out and "workers_ready=4" in out, out
+    handed = [int(x) for x in re.findall(r"^handed_w\d=(\d+)", out, re.M)]
+    echoed = [int(x) for x in re.findall(r"^worker=\d echoed=(\d+) dropped=0$", out, re.M)]
+    assert len(handed) == 4 and len(echoed) == 4, out
+    assert sum(echoed) >= 401 and min(echoed) >= 100, out
 
 
 def test_dpdk_bad_input_gives_clear_errors():
