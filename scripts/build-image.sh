@@ -12,6 +12,7 @@ make -s -C "$ROOT/apps" GUEST_CC="$B/sysroot/bin/musl-gcc" OUT="$B/apps" LIBACCI
 R=$B/rootfs
 rm -rf "$R"
 mkdir -p "$R"/{bin,sbin,usr/bin,usr/sbin,lib,dev,proc,sys,tmp,run,root,etc}
+mkdir -p "$R/var" && ln -s ../run "$R/var/run"
 while read -r kind name rest; do
 	case "$kind" in
 	""|\#*) continue ;;
