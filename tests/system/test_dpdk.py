@@ -32,6 +32,15 @@ pytestmark = pytest.mark.skipif(debian_unavailable() is not None,
                                 reason=str(debian_unavailable()))
 
 
+def echo_client(n):
+    """The client SoC's side: wait until the server echoes (its DPDK setup
+    takes seconds), then n datagrams of 16..1472 B, every byte checked."""
+    return ("(for i in $(seq 60); do udp_echo_client -s 10.0.3.1 -p 7000 -n 1 -t 1000 -r 0 -q "
+            ">/dev/null && exit 0; done; exit 1) && "
+            f"udp_echo_client -s 10.0.3.1 -p 7000 -n {n} -m 16 -M 1472 -t 2000 -r 0 -q; "
+            "echo echo_rc=$?")
+
+
 def kv(text):
     return dict(re.findall(r"^(\w+)=(\S+)$", text, re.M))
 
@@ -44,11 +53,7 @@ def test_testpmd_forwards_between_two_socs():
     server = (f"{PREP} && grep -i hugepages_total /proc/meminfo && "
               f"sleep 1000 | dpdk-testpmd -l 0,1 {EAL} -- --forward-mode=5tswap "
               "--auto-start --total-num-mbufs=8192 --stats-period 1")
-    client = ("arp -s 10.0.3.1 52:54:00:ac:c1:01 && "
-              "(for i in $(seq 60); do udp_echo_client -s 10.0.3.1 -p 7000 -n 1 -t 1000 -r 0 -q "
-              ">/dev/null && exit 0; done; exit 1) && "
-              "udp_echo_client -s 10.0.3.1 -p 7000 -n 300 -m 16 -M 1472 -t 2000 -r 0 -q; "
-              "echo echo_rc=$?")
+    client = "arp -s 10.0.3.1 52:54:00:ac:c1:01 && " + echo_client(300)
     rs, rc = accio.run_pair(server, client, pkgs=PKGS, add=ADD, timeout=TIMEOUT, grace=3)
     assert rc.rc == 0 and "echo_rc=0" in rc.output, rc.output + "\n--server--\n" + rs.output
     assert "ok=300" in rc.output and "bad=0" in rc.output, rc.output
@@ -91,10 +96,7 @@ def test_dispatcher_hands_datagrams_to_four_worker_processes():
               "echo dispatch_rc=$? >> /tmp/d.out) & "
               "for i in $(seq 100); do grep -q 'dispatcher ready' /tmp/d.out && break; "
               f"sleep 0.2; done; {workers} wait; cat /tmp/d.out /tmp/w*.out")
-    client = ("(for i in $(seq 60); do udp_echo_client -s 10.0.3.1 -p 7000 -n 1 -t 1000 -r 0 -q "
-              ">/dev/null && exit 0; done; exit 1) && "
-              "udp_echo_client -s 10.0.3.1 -p 7000 -n 400 -m 16 -M 1472 -t 2000 -r 0 -q; "
-              "echo echo_rc=$?")
+    client = echo_client(400)
     rs, rc = accio.run_pair(server, client, pkgs=PKGS, add=ADD, timeout=TIMEOUT, grace=15)
     assert rc.rc == 0 and "echo_rc=0" in rc.output, rc.output + "\n--server--\n" + rs.output
     assert "ok=400" in rc.output and "bad=0" in rc.output, rc.output
