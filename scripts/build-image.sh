@@ -63,8 +63,22 @@ fi
 # DPDK programs for the guest (apps/dpdk), compiled against Debian's riscv64
 # DPDK; tests and eval add them to a run with Debian's DPDK libraries
 # (buildroot-config/dpdk-packages.txt).
+# Without the archive (exit status 3) and no sysroot unpacked before, they
+# are left out, loudly; build/dpdk-unavailable says why and the DPDK tests
+# report themselves skipped.
+rm -f "$B/dpdk-unavailable"
 if [ "$rc" = 0 ]; then
-	make -s -C "$ROOT/apps/dpdk" OUT="$B/apps/dpdk"
+	src=0
+	sysroot=$(python3 "$ROOT/scripts/debian.py" sysroot dpdk-dev 2>"$B/dpdk.err") || src=$?
+	cat "$B/dpdk.err" >&2
+	if [ "$src" = 3 ]; then
+		log "WARNING: Debian's archive is unavailable; no DPDK programs"
+		cp "$B/dpdk.err" "$B/dpdk-unavailable"
+	elif [ "$src" != 0 ]; then
+		exit "$src"
+	else
+		make -s -C "$ROOT/apps/dpdk" OUT="$B/apps/dpdk" SYSROOT="$sysroot"
+	fi
 fi
 if [ -s "$B/debian.cpio" ]; then
 	pad=$(( (4 - $(stat -c %s "$B/initramfs.cpio.gz.tmp") % 4) % 4 ))

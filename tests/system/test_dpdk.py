@@ -28,8 +28,20 @@ PREP = ("mkdir -p /dev/hugepages /sys/fs/bpf /var/run && "
 XSK_PROG = "/usr/lib/riscv64-linux-gnu/bpf/xsk_def_xdp_prog_5.3.o"
 EAL = f"--no-pci --in-memory --vdev net_af_xdp0,iface=eth0,xdp_prog={XSK_PROG}"
 
-pytestmark = pytest.mark.skipif(debian_unavailable() is not None,
-                                reason=str(debian_unavailable()))
+
+
+def dpdk_unavailable():
+    """Why the DPDK programs were not built (see debian_unavailable), or None."""
+    why = debian_unavailable()
+    path = os.path.join(ROOT, "build", "dpdk-unavailable")
+    if why is None and os.path.exists(path):
+        with open(path) as f:
+            why = "Debian's archive was unavailable when the DPDK programs were built: " + \
+                " ".join(f.read().split())[:400]
+    return why
+
+
+pytestmark = pytest.mark.skipif(dpdk_unavailable() is not None, reason=str(dpdk_unavailable()))
 
 
 def echo_client(n):
