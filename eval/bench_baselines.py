@@ -12,8 +12,9 @@ wire, each SoC with its Accio NIC and uncore.
   rxe-rc-ev   ib_send_lat -e: waits for completion events
   rxe-ud      ib_send_lat -c UD, polling
   dpdk-afxdp  apps/dpdk/dpdk_pingpong (DPDK 25.11 ethdev, busy-polling) on
-              net_af_xdp over the NIC's kernel driver in generic XDP mode
-              (DPDK's API and polling; the kernel still moves every frame);
+              net_af_xdp, zero copy: the NIC's driver runs XDP natively and
+              the NIC DMAs into and out of DPDK's mbufs (the kernel still
+              moves the descriptors, and each send is a sendto kick);
               server: udp_echo on Linux sockets. Runs last (it takes eth0).
 
 usage: python3 eval/bench_baselines.py [--sizes 64,256,1024] [--count N]
