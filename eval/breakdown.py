@@ -3,6 +3,7 @@
 client's side of a UDP ping-pong, on Linux sockets and through Accio.
 
 usage: python3 eval/breakdown.py [--count N] [--size B] [--modes LIST]
+                                 [--hart N] [--peer host|wire[:NS]]
                                  [--top K] [--json FILE] [--plot FILE]
 
 Each mode boots the SoC once in deterministic virtual time (icount shift 4,
@@ -27,6 +28,11 @@ client on another hart is woken across harts (an IPI through the SBI
 firmware, costly in OpenSBI 1.5); Accio routes a row's wake-up to the hart
 its thread waits on in either case.
 
+--peer wire[:NS] lets the NIC model's wire peer answer each datagram NS ns
+after it arrived, on the virtual clock, instead of the host's echo server:
+nothing then runs in real time, so a waiting hart never meets a timer tick
+because the host was slow, and two runs count the same instructions.
+
 Modes: linux (plain sockets), accio (LD_PRELOAD=libaccio.so, blocking, the
 default), spin (ACCIO_SPIN_US=100000), mmio (spin + ACCIO_MMIO_TX_MAX=1472).
 Prints Markdown tables; writes the numbers as JSON and a stacked-bar plot
@@ -34,6 +40,7 @@ Prints Markdown tables; writes the numbers as JSON and a stacked-bar plot
 """
 import argparse
 import bisect
+import contextlib
 import hashlib
 import json
 import os
@@ -274,15 +281,21 @@ def plugin():
     return out
 
 
-def profile(mode, count, size, so, hart=None, cmdline=""):
-    with tempfile.TemporaryDirectory(prefix="accio-prof-") as tmp:
+def profile(mode, count, size, so, hart=None, cmdline="", peer=None):
+    """peer: None for the host's echo server (real time), or the wire peer's
+    service time in ns (the NIC model answers on the virtual clock)."""
+    with tempfile.TemporaryDirectory(prefix="accio-prof-") as tmp, \
+            contextlib.ExitStack() as stack:
         counts = os.path.join(tmp, "counts")
-        with accio.HostEcho() as echo:
-            pin = f"taskset {1 << hart:#x} " if hart is not None else ""
-            cmd = (f"{MODES[mode]} {pin}udp_pingpong -q -M -n {count} -m {size} "
-                   f"-p {echo.port}")
-            r = accio.run(cmd, icount=4, timeout=1200, cmdline_extra=cmdline,
-                          qemu_extra=["-plugin", f"{so},out={counts},mmio=on"])
+        if peer is None:
+            port, wire = stack.enter_context(accio.HostEcho()).port, "user"
+        else:
+            port, wire = 7, f"echo:{peer}"
+        pin = f"taskset {1 << hart:#x} " if hart is not None else ""
+        cmd = (f"{MODES[mode]} {pin}udp_pingpong -q -M -n {count} -m {size} "
+               f"-p {port}")
+        r = accio.run(cmd, icount=4, wire=wire, timeout=1200, cmdline_extra=cmdline,
+                      qemu_extra=["-plugin", f"{so},out={counts},mmio=on"])
         if r.rc != 0:
             sys.exit(f"breakdown: {mode} run failed:\n{r.output[-3000:]}")
         text = open(counts).read()
@@ -436,9 +449,19 @@ def main():
     ap.add_argument("--top", type=int, default=15)
     ap.add_argument("--hart", type=int, help="pin the client to this hart (taskset); the NIC's "
                     "interrupt is taken on hart 0")
+    ap.add_argument("--peer", default="host", metavar="host|wire[:NS]",
+                    help="who answers: the host's echo server (real time; default) or "
+                    "the NIC model's wire peer after NS ns (virtual time: the run repeats "
+                    "exactly)")
     ap.add_argument("--json")
     ap.add_argument("--plot")
     a = ap.parse_args()
+    peer = None
+    if a.peer != "host":
+        m = re.fullmatch(r"wire(?::(\d+))?", a.peer)
+        if not m:
+            ap.error("--peer: host, wire or wire:NS")
+        peer = int(m.group(1) or 0)
     so = plugin()
     kfiles = kernel_files()
     ksyms = Symbols([(x, n) for x, n in accio.load_symbols()])
@@ -447,12 +470,13 @@ def main():
         if mode not in MODES:
             sys.exit(f"breakdown: unknown mode {mode} ({', '.join(MODES)})")
         print(f"[breakdown] {mode}: {a.count} round trips of {a.size} B", file=sys.stderr)
-        output, counts = profile(mode, a.count, a.size, so, a.hart)
+        output, counts = profile(mode, a.count, a.size, so, a.hart, peer=peer)
         res[mode] = analyse(output, counts, kfiles, ksyms)
     report(res, a.top)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"count": a.count, "size": a.size, "icount_shift": 4, "hart": a.hart,
+                       "peer": "host" if peer is None else f"wire:{peer}",
                        "rr_timeslice": accio.RR_TIMESLICE, "results": res},
                       f, indent=1)
     if a.plot:

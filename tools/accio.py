@@ -25,7 +25,10 @@ Options for boot and run:
                     socket:PORT (QEMU connects to a raw-frame peer on
                     127.0.0.1:PORT), dgram:LOCAL:REMOTE (frames as UDP
                     datagrams between 127.0.0.1 ports: one end of a wire to
-                    another SoC), none (frames go nowhere)
+                    another SoC), echo[:DELAY] (the NIC model's own peer on
+                    the virtual clock answers ARP, ping and every UDP
+                    datagram, to any address, after DELAY ns; with --icount
+                    a run repeats exactly), none (frames go nowhere)
   --host-echo PORT  run the host UDP echo server on 127.0.0.1:PORT meanwhile
   --fwd-udp H:G     (user wire) datagrams to 127.0.0.1:H on the host reach
                     the guest's UDP port G, from 10.0.2.2; repeatable
@@ -145,11 +148,22 @@ def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
                 f"local.port={local},remote.type=inet,remote.host=127.0.0.1,"
                 f"remote.port={remote}",
                 "-net", f"nic,netdev=wire0,model=accio-nic,macaddr={mac}"]
+    elif wire == "echo" or wire.startswith("echo:"):
+        # the wire ends in the NIC model's own peer on the virtual clock: it
+        # answers ARP, ping and UDP datagrams after DELAY ns of service time
+        delay = wire.split(":", 1)[1] if ":" in wire else "0"
+        if not delay.isdigit():
+            raise AccioError(f"echo wire: DELAY must be nanoseconds, not {delay!r}")
+        cmd += ["-netdev", "hubport,id=wire0,hubid=0",
+                "-net", f"nic,netdev=wire0,model=accio-nic,macaddr={mac}",
+                "-global", "accio-nic.wire-peer=echo",
+                "-global", f"accio-nic.peer-delay-ns={delay}"]
     elif wire == "none":
         cmd += ["-netdev", "hubport,id=wire0,hubid=0",
                 "-net", f"nic,netdev=wire0,model=accio-nic,macaddr={mac}"]
     else:
-        raise AccioError(f"unknown wire {wire!r} (user, socket:PORT, dgram:L:R or none)")
+        raise AccioError(f"unknown wire {wire!r} (user, socket:PORT, dgram:L:R, "
+                         "echo[:DELAY_NS] or none)")
     return cmd
 
 

@@ -1,5 +1,8 @@
 """The emulated Accio SoC end to end: real QEMU, real Linux, real frames."""
 import re
+import subprocess
+
+import pytest
 
 import accio
 from wirepeer import WirePeer
@@ -88,6 +91,41 @@ def test_deterministic_time_with_four_harts():
     assert all(int(rx) > int(tx) > 0 for tx, rx, _, _ in frames)
     # Same instructions, same virtual time: identical timestamps, guest and NIC.
     assert a.output == b.output
+
+
+def test_wire_peer_answers_on_the_virtual_clock():
+    """--wire echo:NS: the NIC model's own peer answers ARP, ping and UDP
+    NS ns after a frame arrived, on the virtual clock; with nobody on the
+    wire in real time, a ping-pong (plain and accelerated) repeats exactly."""
+    pp = "udp_pingpong -n 100 -p 9"
+    cmd = (f"ping -c 3 10.0.2.2 | grep transmitted; {pp} -m 200; "
+           f"LD_PRELOAD=/usr/lib/libaccio.so ACCIO_STATS=1 {pp} -m 64 2>&1")
+    a = accio.run(cmd, icount=4, wire="echo:50000", timeout=TIMEOUT)
+    assert a.rc == 0, a.output + a.console[-2000:]
+    assert "3 packets transmitted, 3 packets received" in a.output
+    runs = re.findall(r"size=(\d+) datagrams=(\d+) bad=(\d+).*?rtt_hw_avg_us=(\S+)",
+                      a.output, re.S)
+    assert [(s, n, b) for s, n, b, _ in runs] == [("200", "100", "0"), ("64", "100", "0")]
+    # the hardware round trip is the peer's 50 us plus two wire crossings
+    assert all(50.0 <= float(hw) < 55.0 for *_, hw in runs), runs
+    # the accelerated run went through the row's rings
+    st = re.search(r"rx_ring=(\d+) tx_ring=(\d+)", a.output)
+    assert st and int(st.group(1)) >= 100 and int(st.group(2)) >= 100, a.output
+    b = accio.run(cmd, icount=4, wire="echo:50000", timeout=TIMEOUT)
+    assert a.output == b.output
+    # a slower peer shows up in the hardware round trip, not in processing
+    c = accio.run(f"{pp} -m 200", icount=4, wire="echo:400000", timeout=TIMEOUT)
+    hw = float(re.search(r"rtt_hw_avg_us=(\S+)", c.output).group(1))
+    assert 400.0 <= hw < 405.0, c.output
+
+
+def test_wire_peer_bad_settings_are_refused():
+    with pytest.raises(accio.AccioError, match="DELAY must be nanoseconds"):
+        accio.run("true", wire="echo:fast", timeout=TIMEOUT)
+    cmd = accio.qemu_cmdline(wire="none") + ["-global", "accio-nic.wire-peer=mirror"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    assert 'wire-peer must be "echo" or empty, not "mirror"' in r.stderr
 
 
 def test_bad_frames_from_the_wire_are_dropped_and_counted():

@@ -259,6 +259,165 @@ static void accio_nic_send_req(AccioNICState *s, uint64_t val)
     }
 }
 
+/* ---- the wire peer ------------------------------------------------------ */
+
+/*
+ * With wire-peer=echo the wire ends in a host that lives on the virtual
+ * clock instead of the netdev: it answers ARP requests for any IPv4
+ * address, ICMP echo requests, and UDP datagrams (back to their source,
+ * addresses and ports swapped, payload unchanged), each after
+ * peer-delay-ns of service time, one frame after the other, and sends the
+ * answer back over the wire at the link rate. No real-time party is on the
+ * wire, so a run in deterministic time (-icount) repeats exactly, and a
+ * slow server is a number of nanoseconds, not a sleeping host program.
+ */
+static const uint8_t accio_peer_mac[6] = { 0x02, 0xac, 0xc1, 0x0e, 0xc4, 0x00 };
+
+static uint16_t be16(const uint8_t *p)
+{
+    return p[0] << 8 | p[1];
+}
+
+static void swap_bytes(uint8_t *a, uint8_t *b, size_t n)
+{
+    uint8_t t[6];
+
+    memcpy(t, a, n);
+    memcpy(a, b, n);
+    memcpy(b, t, n);
+}
+
+static uint16_t inet_csum(const uint8_t *p, size_t n)
+{
+    uint32_t sum = 0;
+    size_t i;
+
+    for (i = 0; i + 1 < n; i += 2) {
+        sum += be16(p + i);
+    }
+    if (n & 1) {
+        sum += p[n - 1] << 8;
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return ~sum;
+}
+
+/* Turns @f into the peer's answer in place; false: the peer ignores it. */
+static bool accio_peer_answer(AccioTxFrame *f)
+{
+    uint8_t *e = f->data, *ip = e + 14, *l4, tpa[4];
+    uint32_t len = f->len, ihl, tot;
+    uint16_t cs;
+
+    if (len < 14 || ((e[0] & 1) == 0 && memcmp(e, accio_peer_mac, 6))) {
+        return false;   /* not for the peer's station */
+    }
+    if (be16(e + 12) == 0x0806) {                       /* ARP */
+        if (len < 42 || be16(ip) != 1 || be16(ip + 2) != 0x0800 ||
+            ip[4] != 6 || ip[5] != 4 || be16(ip + 6) != 1) {
+            return false;
+        }
+        if (!memcmp(ip + 14, ip + 24, 4)) {
+            return false;   /* an announcement, not a question */
+        }
+        ip[7] = 2;                                      /* reply */
+        memcpy(tpa, ip + 24, 4);                        /* address asked for */
+        memcpy(ip + 18, ip + 8, 10);                    /* to the asker */
+        memcpy(ip + 8, accio_peer_mac, 6);              /* from the peer */
+        memcpy(ip + 14, tpa, 4);
+        memcpy(e, ip + 18, 6);
+        memcpy(e + 6, accio_peer_mac, 6);
+        return true;
+    }
+    if (be16(e + 12) != 0x0800 || len < 34 || (ip[0] >> 4) != 4) {
+        return false;
+    }
+    ihl = (ip[0] & 15) * 4;
+    tot = be16(ip + 2);
+    if (ihl < 20 || tot < ihl || 14 + tot > len || (e[0] & 1)) {
+        return false;
+    }
+    l4 = ip + ihl;
+    if (ip[9] == 17) {                                  /* UDP */
+        /* a later fragment carries no ports */
+        if ((be16(ip + 6) & 0x1fff) == 0) {
+            if (tot < ihl + 8) {
+                return false;
+            }
+            swap_bytes(l4, l4 + 2, 2);
+        }
+    } else if (ip[9] == 1) {                            /* ICMP */
+        if (tot < ihl + 8 || l4[0] != 8 || (be16(ip + 6) & 0x3fff)) {
+            return false;
+        }
+        l4[0] = 0;                                      /* echo reply */
+        l4[2] = l4[3] = 0;
+        cs = inet_csum(l4, tot - ihl);
+        l4[2] = cs >> 8;
+        l4[3] = cs;
+    } else {
+        return false;
+    }
+    /* swapping addresses or ports leaves every checksum as it was */
+    swap_bytes(ip + 12, ip + 16, 4);
+    memcpy(e, e + 6, 6);
+    memcpy(e + 6, accio_peer_mac, 6);
+    return true;
+}
+
+/* A frame reaches the peer at @t (its last bit). */
+static void accio_peer_receive(AccioNICState *s, const uint8_t *data,
+                               size_t len, uint64_t t)
+{
+    AccioTxFrame *f;
+    uint64_t start, end;
+    uint32_t i;
+
+    if (s->peer_count >= ACCIO_NIC_PEER_DEPTH) {
+        s->peer_overflow++;
+        return;
+    }
+    i = (s->peer_head + s->peer_count) % ACCIO_NIC_PEER_DEPTH;
+    f = &s->peer_frames[i];
+    memcpy(f->data, data, len);
+    f->len = len;
+    if (!accio_peer_answer(f)) {
+        s->peer_ignored++;
+        return;
+    }
+    s->peer_free_at = MAX(t, s->peer_free_at) + s->peer_delay_ns;
+    start = MAX(s->peer_free_at, s->peer_wire_free_at);
+    end = start + accio_wire_ns(s, len);
+    s->peer_wire_free_at = end;
+    s->peer_end[i] = end;
+    s->peer_count++;
+    s->peer_answered++;
+    if (!timer_pending(s->peer_timer)) {
+        timer_mod(s->peer_timer, end);
+    }
+}
+
+static void accio_peer_timer(void *opaque)
+{
+    AccioNICState *s = opaque;
+    uint64_t now = accio_now();
+
+    while (s->peer_count && s->peer_end[s->peer_head] <= now) {
+        AccioTxFrame *f = &s->peer_frames[s->peer_head];
+
+        if (accio_nic_link_up(s)) {
+            accio_nic_rx_frame(s, f->data, f->len, s->peer_end[s->peer_head]);
+        }
+        s->peer_head = (s->peer_head + 1) % ACCIO_NIC_PEER_DEPTH;
+        s->peer_count--;
+    }
+    if (s->peer_count) {
+        timer_mod(s->peer_timer, s->peer_end[s->peer_head]);
+    }
+}
+
 /* A frame leaves the MAC at time @t: looped back, dropped or on the wire. */
 static void accio_nic_wire_out(AccioNICState *s, const uint8_t *data,
                                size_t len, uint64_t t)
@@ -277,6 +436,8 @@ static void accio_nic_wire_out(AccioNICState *s, const uint8_t *data,
     } else if (!accio_nic_link_up(s)) {
         s->stats[ACCIO_STAT_TX_DROP_LINKDOWN]++;
         return;
+    } else if (s->peer_echo) {
+        accio_peer_receive(s, data, len, t);
     } else {
         qemu_send_packet(qemu_get_queue(s->nic), data, len);
     }
@@ -571,6 +732,9 @@ static void accio_nic_reset(DeviceState *dev)
     s->recv_tstamp = 0;
     s->bus_free_at = 0;
     s->wire_free_at = 0;
+    timer_del(s->peer_timer);
+    s->peer_head = s->peer_count = 0;
+    s->peer_free_at = s->peer_wire_free_at = 0;
     s->rx_buf_len = 2048;
     s->macaddr = 0;
     for (i = 0; i < 6; i++) {
@@ -595,6 +759,18 @@ static void accio_nic_realize(DeviceState *dev, Error **errp)
                    "of 8, bus frequency and link rate non-zero");
         return;
     }
+    if (s->wire_peer && *s->wire_peer && strcmp(s->wire_peer, "echo")) {
+        error_setg(errp, "accio-nic: wire-peer must be \"echo\" or empty, "
+                   "not \"%s\"", s->wire_peer);
+        return;
+    }
+    s->peer_echo = s->wire_peer && !strcmp(s->wire_peer, "echo");
+    object_property_add_uint64_ptr(OBJECT(s), "peer-answered",
+                                   &s->peer_answered, OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(OBJECT(s), "peer-ignored",
+                                   &s->peer_ignored, OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(OBJECT(s), "peer-overflow",
+                                   &s->peer_overflow, OBJ_PROP_FLAG_READ);
     memory_region_init_io(&s->mmio, OBJECT(s), &accio_nic_ops, s,
                           "accio-nic", ACCIO_NIC_MMIO_SIZE);
     sysbus_init_mmio(SYS_BUS_DEVICE(dev), &s->mmio);
@@ -602,6 +778,7 @@ static void accio_nic_realize(DeviceState *dev, Error **errp)
     s->tx_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, accio_nic_tx_timer, s);
     s->rx_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, accio_nic_rx_timer, s);
     s->eng_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, accio_nic_eng_timer, s);
+    s->peer_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, accio_peer_timer, s);
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
     s->nic = qemu_new_nic(&accio_nic_info, &s->conf,
                           object_get_typename(OBJECT(dev)), dev->id,
@@ -616,6 +793,7 @@ static void accio_nic_unrealize(DeviceState *dev)
     timer_free(s->tx_timer);
     timer_free(s->rx_timer);
     timer_free(s->eng_timer);
+    timer_free(s->peer_timer);
     qemu_del_nic(s->nic);
 }
 
@@ -646,7 +824,7 @@ static const VMStateDescription vmstate_accio_tx_frame = {
 
 static const VMStateDescription vmstate_accio_nic = {
     .name = "accio-nic",
-    .version_id = 1,
+    .version_id = 2,
     .minimum_version_id = 1,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT64(ctrl, AccioNICState),
@@ -673,6 +851,16 @@ static const VMStateDescription vmstate_accio_nic = {
                              vmstate_accio_tx_frame, AccioTxFrame),
         VMSTATE_TIMER_PTR(tx_timer, AccioNICState),
         VMSTATE_TIMER_PTR(rx_timer, AccioNICState),
+        VMSTATE_STRUCT_ARRAY(peer_frames, AccioNICState,
+                               ACCIO_NIC_PEER_DEPTH, 2,
+                               vmstate_accio_tx_frame, AccioTxFrame),
+        VMSTATE_UINT64_ARRAY_V(peer_end, AccioNICState,
+                               ACCIO_NIC_PEER_DEPTH, 2),
+        VMSTATE_UINT32_V(peer_head, AccioNICState, 2),
+        VMSTATE_UINT32_V(peer_count, AccioNICState, 2),
+        VMSTATE_UINT64_V(peer_free_at, AccioNICState, 2),
+        VMSTATE_UINT64_V(peer_wire_free_at, AccioNICState, 2),
+        VMSTATE_TIMER_PTR_V(peer_timer, AccioNICState, 2),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -684,6 +872,8 @@ static const Property accio_nic_properties[] = {
     DEFINE_PROP_UINT64("bus-freq-hz", AccioNICState, bus_freq_hz, 50000000),
     DEFINE_PROP_UINT32("pipeline-ns", AccioNICState, pipeline_ns, 200),
     DEFINE_PROP_UINT32("link-mbps", AccioNICState, link_mbps, 100000),
+    DEFINE_PROP_STRING("wire-peer", AccioNICState, wire_peer),
+    DEFINE_PROP_UINT64("peer-delay-ns", AccioNICState, peer_delay_ns, 0),
 };
 
 static void accio_nic_class_init(ObjectClass *klass, void *data)

@@ -21,6 +21,8 @@ typedef struct AccioUncoreState AccioUncoreState;
 #define ACCIO_NIC_FRAME_MAX 1518
 /* Frames of the offload engine between its DMA and the wire. */
 #define ACCIO_NIC_ENG_DEPTH 8
+/* Answers of the wire peer (wire-peer=echo) not yet back at the NIC. */
+#define ACCIO_NIC_PEER_DEPTH 256
 
 #define ACCIO_NIC_ID_VALUE ACCIO_NIC_ID_RESET
 
@@ -101,6 +103,21 @@ struct AccioNICState {
     AccioTxFrame eng_frames[ACCIO_NIC_ENG_DEPTH];
     uint32_t eng_head;
     uint32_t eng_count;
+
+    /* the wire peer: a host on the virtual clock at the far end */
+    char *wire_peer;            /* property: "" (the netdev) or "echo" */
+    uint64_t peer_delay_ns;     /* property: service time per frame */
+    bool peer_echo;
+    QEMUTimer *peer_timer;
+    AccioTxFrame peer_frames[ACCIO_NIC_PEER_DEPTH];
+    uint64_t peer_end[ACCIO_NIC_PEER_DEPTH];  /* answer fully received */
+    uint32_t peer_head;
+    uint32_t peer_count;
+    uint64_t peer_free_at;      /* the peer's processor is free */
+    uint64_t peer_wire_free_at; /* the wire towards the NIC is free */
+    uint64_t peer_answered;     /* read-only properties (QMP qom-get) */
+    uint64_t peer_ignored;
+    uint64_t peer_overflow;
 };
 
 /* Attach the uncore: received frames are offered to its engine first. */
