@@ -39,3 +39,32 @@ def test_breakdown_attributes_each_path_to_its_stages(tmp_path):
     assert res["spin"]["instructions_per_round_trip"] < res["accio"]["instructions_per_round_trip"]
     assert res["spin"]["busy_waits_skipped"] > 0
     assert png.stat().st_size > 10000
+
+
+def test_breakdown_against_the_wire_peer_repeats_exactly(tmp_path):
+    """--peer wire:NS: nothing on the wire runs in real time, so two runs
+    count the same instructions, and a waiting hart meets no timer tick."""
+    res = []
+    for i in range(2):
+        out = tmp_path / f"w{i}.json"
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "eval", "breakdown.py"),
+                            "--count", "40", "--modes", "linux,accio", "--peer", "wire:20000",
+                            "--json", str(out)], capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        res.append(json.load(open(out)))
+    assert res[0]["peer"] == "wire:20000"
+    assert res[0]["results"] == res[1]["results"]
+    accio = res[0]["results"]["accio"]
+    assert accio["windows"] == 40
+    # every receive waited for the peer's 20 us: the driver's wait ran, and
+    # the halted hart met no tick on the way
+    assert accio["stages"]["Accio driver"] > 100
+    assert accio["stages"]["timers+tick"] < 300  # 900 against the host in real time
+    linux = res[0]["results"]["linux"]["stages"]
+    assert linux["UDP/IP"] > 100
+
+
+def test_breakdown_refuses_a_bad_peer():
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "eval", "breakdown.py"),
+                        "--peer", "wire:soon"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--peer: host, wire or wire:NS" in r.stderr
