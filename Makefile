@@ -4,6 +4,7 @@
 #                     and run the demo (UDP echo against a host peer)
 #   make test         all tests (test-model, test-rtl, test-system)
 #   make stress-system N=30 [LOAD=1]   repeat the accelerated-socket tests
+#   make eval         the evaluation: eval/REPORT.md (make eval-quick: small counts)
 #
 # Heavy outputs are cached under $(ACCIO_CACHE) (default ~/.cache/accio),
 # keyed by a hash of their inputs; build/ holds links to them.
@@ -16,7 +17,8 @@ ACCIO := python3 tools/accio.py
 DEMO_PORT ?= 7777
 
 .PHONY: all demo test test-model test-rtl rtl test-system build bootstrap venv sources \
-	qemu linux userspace image apps regmap regmap-check boot clean stress-system stress-boot
+	qemu linux userspace image apps regmap regmap-check boot clean stress-system stress-boot \
+	eval eval-quick
 
 all: build
 
@@ -82,6 +84,14 @@ stress-system: build venv
 J ?= 3
 stress-boot: build venv
 	$(PY) tests/system/stress.py --boots $(N) -j $(J)
+
+# The evaluation (paper section 8 and the breakdown): eval/REPORT.md with
+# plots and eval/results/*.json; eval-quick: small counts into build/eval-quick/.
+eval: build venv
+	$(PY) -m eval
+
+eval-quick: build venv
+	$(PY) -m eval --quick
 
 clean:
 	rm -rf build

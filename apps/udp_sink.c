@@ -4,11 +4,17 @@
  * LD_PRELOAD=/usr/lib/libaccio.so).
  *
  * usage: udp_sink [-p PORT] [-n COUNT] [-t IDLE_MS]           (receiver)
+ *        udp_sink -G HOST [-g GAP_NS] [-s SIZE] [-p PORT] [-n COUNT] [-t IDLE_MS]
  *        udp_sink -c HOST [-p PORT] [-n COUNT] [-s SIZE]       (sender)
  *
  * The receiver counts datagrams until COUNT arrived or nothing came for
  * IDLE_MS; the sender sends COUNT datagrams of SIZE bytes as fast as send()
  * takes them. Both print "datagrams=N bytes=B elapsed_us=T pps=P mbps=M".
+ * With -G the receiver first asks the NIC model's wire peer at HOST (its
+ * generator, UDP port 5001) for COUNT datagrams of SIZE bytes, one every
+ * GAP_NS ns (0: back to back at the link rate), and also prints
+ * "lost=L" (datagrams of the stream that did not arrive, by their
+ * sequence numbers) and "offered_mbps=O" (the payload rate asked for).
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -40,23 +46,26 @@ int main(int argc, char **argv)
 {
 	static char buf[65536];
 	struct sockaddr_in sa = { .sin_family = AF_INET };
-	const char *host = NULL;
+	const char *host = NULL, *gen = NULL;
 	int port = 7777, size = 1024, idle = 2000, opt, fd;
+	unsigned long long gap = 0, seq, top = 0;
 	long count = 1000, n = 0;
 	long long bytes = 0;
 	uint64_t t0, t1;
 	ssize_t r;
 
-	while ((opt = getopt(argc, argv, "c:p:n:s:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:p:n:s:t:G:g:")) != -1) {
 		switch (opt) {
 		case 'c': host = optarg; break;
+		case 'G': gen = optarg; break;
+		case 'g': gap = strtoull(optarg, NULL, 10); break;
 		case 'p': port = atoi(optarg); break;
 		case 'n': count = atol(optarg); break;
 		case 's': size = atoi(optarg); break;
 		case 't': idle = atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: udp_sink [-c HOST] [-p PORT] "
-				"[-n COUNT] [-s SIZE] [-t IDLE_MS]\n");
+			fprintf(stderr, "usage: udp_sink [-c HOST | -G HOST [-g GAP_NS]] "
+				"[-p PORT] [-n COUNT] [-s SIZE] [-t IDLE_MS]\n");
 			return 2;
 		}
 	}
@@ -87,6 +96,26 @@ int main(int argc, char **argv)
 		perror("udp_sink: bind");
 		return 1;
 	}
+	if (gen) {
+		struct sockaddr_in ga = { .sin_family = AF_INET,
+					  .sin_port = htons(5001) };
+		char req[64];
+		int len;
+
+		if (size < 1 || size > 1472) {
+			fprintf(stderr, "udp_sink: -s SIZE must be 1..1472 with -G\n");
+			return 2;
+		}
+		if (inet_pton(AF_INET, gen, &ga.sin_addr) != 1) {
+			fprintf(stderr, "udp_sink: -G %s is not an IPv4 address\n", gen);
+			return 2;
+		}
+		len = snprintf(req, sizeof(req), "gen %ld %d %llu", count, size, gap);
+		if (sendto(fd, req, len, 0, (struct sockaddr *)&ga, sizeof(ga)) != len) {
+			perror("udp_sink: sendto");
+			return 1;
+		}
+	}
 	t0 = t1 = 0;
 	while (n < count) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -101,7 +130,15 @@ int main(int argc, char **argv)
 		t1 = now_us();
 		n++;
 		bytes += r;
+		if (gen && r >= 8) {
+			memcpy(&seq, buf, 8);
+			if (seq + 1 > top)
+				top = seq + 1;
+		}
 	}
 	report(n, bytes, t1 - t0);
+	if (gen)
+		printf("lost=%ld offered_mbps=%.1f last_seq=%llu\n", count - n,
+		       gap ? size * 8.0 * 1000 / gap : 0.0, top ? top - 1 : 0);
 	return 0;
 }

@@ -5,6 +5,9 @@
   accio boot  [options]         boot with an interactive console (exit the shell to stop)
   accio run   [options] -- CMD  boot, run CMD in the guest, print its output and
                                 return its exit status
+  accio eval  [--quick] [--only NAMES]
+                                the evaluation (paper section 8): results,
+                                plots and eval/REPORT.md (python3 -m eval)
   accio pair  --server CMD --client CMD [--smp --mem --icount --add --pkg
               --timeout --grace]
                                 two SoCs joined by one wire: the server SoC
@@ -665,6 +668,13 @@ def boot(smp=4, mem="1G", icount=None, wire="user"):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["eval"]:
+        # the evaluation's own command line (python3 -m eval --help)
+        venv_py = os.path.join(os.environ.get("ACCIO_CACHE", os.path.expanduser(
+            "~/.cache/accio")), "venv", "bin", "python")
+        py = venv_py if os.path.exists(venv_py) else sys.executable
+        return subprocess.call([py, "-m", "eval", *argv[1:]], cwd=ROOT)
     ap = argparse.ArgumentParser(prog="accio", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="verb", required=True)

@@ -13,12 +13,18 @@
  *	slti x0, x0, 2	window closes
  *	slti x0, x0, 3	pause: nothing counts until ...
  *	slti x0, x0, 4	... resume (inside an open window)
+ *	slti x0, x0, 5	span starts: from here every instruction of every
+ *			hart counts in the span totals, windows or not
+ *	slti x0, x0, 6	span stops
+ * (a span is a whole measurement: its instructions per hart, times the
+ * time per instruction, over the span's duration is the hart's busy share)
  * A program marks one window around each measured operation; a library
  * pauses around a busy-wait, which is waiting, not work.
  *
  * Arguments: out=FILE (required), mmio=on|off (default on).
  * Output (text, written at exit):
  *	W <windows opened> <windows closed> <vcpus> <pauses>
+ *	S <spans> <instructions hart 0> <hart 1> ...	in spans
  *	I <vaddr> <count hart 0> <count hart 1> ...	one line per address
  *	M <vaddr> <phys> <loads> <stores>		one line per I/O access site
  *	F <vaddr> <entries> <insns>	entries into M-mode firmware by the
@@ -45,6 +51,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define HINT_CLOSE 0x00202013u	/* slti x0, x0, 2 */
 #define HINT_PAUSE 0x00302013u	/* slti x0, x0, 3 */
 #define HINT_RESUME 0x00402013u	/* slti x0, x0, 4 */
+#define HINT_SPAN 0x00502013u	/* slti x0, x0, 5 */
+#define HINT_UNSPAN 0x00602013u	/* slti x0, x0, 6 */
 
 struct block {
 	size_t n;
@@ -69,7 +77,8 @@ static char *out_path;
 static bool want_mmio = true;
 static int nvcpus;
 static uint64_t opened, closed, paused;
-static bool in_window, counting;
+static bool in_window, counting, spanning;
+static uint64_t spans, span_insns[MAXV];
 
 static void set_all(bool v)
 {
@@ -97,6 +106,13 @@ static void on_marker(unsigned int vcpu, void *udata)
 	case HINT_RESUME:
 		set_all(in_window);
 		break;
+	case HINT_SPAN:
+		spans++;
+		spanning = true;
+		break;
+	case HINT_UNSPAN:
+		spanning = false;
+		break;
 	}
 }
 
@@ -104,6 +120,8 @@ static void on_block(unsigned int vcpu, void *udata)
 {
 	struct block *b = udata;
 
+	if (spanning && vcpu < MAXV)
+		span_insns[vcpu] += b->n;
 	if (!counting || vcpu >= MAXV)
 		return;
 	b->count[vcpu]++;
@@ -162,7 +180,8 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (qemu_plugin_insn_size(insn) == 4) {
 			qemu_plugin_insn_data(insn, &word, sizeof(word));
 			if (word == HINT_OPEN || word == HINT_CLOSE ||
-			    word == HINT_PAUSE || word == HINT_RESUME)
+			    word == HINT_PAUSE || word == HINT_RESUME ||
+			    word == HINT_SPAN || word == HINT_UNSPAN)
 				qemu_plugin_register_vcpu_insn_exec_cb(insn, on_marker,
 					QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)word);
 		}
@@ -224,6 +243,10 @@ static void on_atexit(qemu_plugin_id_t id, void *p)
 	}
 	fprintf(f, "W %" PRIu64 " %" PRIu64 " %d %" PRIu64 "\n",
 		opened, closed, nvcpus, paused);
+	fprintf(f, "S %" PRIu64, spans);
+	for (int v = 0; v < nvcpus && v < MAXV; v++)
+		fprintf(f, " %" PRIu64, span_insns[v]);
+	fprintf(f, "\n");
 	g_hash_table_iter_init(&it, by_addr);
 	while (g_hash_table_iter_next(&it, &key, &val)) {
 		uint64_t *c = val;

@@ -367,6 +367,122 @@ static bool accio_peer_answer(AccioTxFrame *f)
     return true;
 }
 
+/*
+ * The peer's traffic generator: a UDP datagram to the peer's port
+ * peer-gen-port whose payload reads "gen COUNT SIZE GAP_NS" makes the peer
+ * send COUNT datagrams of SIZE payload bytes (1..1472) back to the asking
+ * socket, each starting GAP_NS after the one before or as soon as the wire
+ * is free (GAP_NS 0: back to back at the link rate), the first one
+ * peer-delay-ns after the request. The payload starts with the datagram's
+ * sequence number (64 bits, little endian). A new request replaces a
+ * running stream. Load on the virtual clock, which no host program could
+ * keep up with.
+ */
+static void accio_gen_schedule(AccioNICState *s, uint64_t earliest)
+{
+    uint64_t start = MAX(earliest, s->peer_wire_free_at);
+
+    s->gen_end = start + accio_wire_ns(s, 42 + s->gen_size);
+    s->peer_wire_free_at = s->gen_end;
+    timer_mod(s->gen_timer, s->gen_end);
+}
+
+static void accio_gen_timer(void *opaque)
+{
+    AccioNICState *s = opaque;
+    uint8_t f[ACCIO_NIC_FRAME_MAX];
+    uint32_t len = 42 + s->gen_size;
+    uint64_t start;
+
+    if (!s->gen_left) {
+        return;
+    }
+    memcpy(f, s->gen_hdr, 42);
+    memset(f + 42, 0xa5, s->gen_size);
+    memset(f + len, 0, MAX(len, ETH_MIN_FRAME) - len);  /* padding */
+    memcpy(f + 42, &s->gen_seq, MIN(8, s->gen_size));   /* little endian */
+    if (accio_nic_link_up(s)) {
+        accio_nic_rx_frame(s, f, MAX(len, ETH_MIN_FRAME), s->gen_end);
+    }
+    s->gen_seq++;
+    s->gen_sent++;
+    if (--s->gen_left) {
+        start = s->gen_end - accio_wire_ns(s, len);
+        accio_gen_schedule(s, start + s->gen_gap_ns);
+    }
+}
+
+/* @f: a request to the generator's port, as it came from the NIC. */
+static bool accio_gen_request(AccioNICState *s, const uint8_t *f, uint32_t len,
+                              uint64_t t)
+{
+    const uint8_t *ip = f + 14, *udp = ip + (ip[0] & 15) * 4;
+    uint32_t plen = be16(udp + 4) - 8, sum, i;
+    char text[64];
+    unsigned long long count, size, gap;
+    uint8_t *h = s->gen_hdr;
+    uint16_t cs;
+
+    if (plen >= sizeof(text) || udp + 8 + plen > f + len) {
+        return false;
+    }
+    memcpy(text, udp + 8, plen);
+    text[plen] = 0;
+    if (sscanf(text, "gen %llu %llu %llu", &count, &size, &gap) != 3 ||
+        size < 1 || size > 1472) {
+        qemu_log_mask(LOG_GUEST_ERROR, "accio-nic: the wire peer's generator "
+                      "wants \"gen COUNT SIZE(1..1472) GAP_NS\"\n");
+        return false;
+    }
+    memcpy(h, f + 6, 6);                        /* to the asker's MAC */
+    memcpy(h + 6, accio_peer_mac, 6);
+    h[12] = 0x08;
+    h[13] = 0x00;
+    memset(h + 14, 0, 20);
+    h[14] = 0x45;
+    h[16] = (20 + 8 + size) >> 8;
+    h[17] = 20 + 8 + size;
+    h[22] = 64;                                 /* TTL */
+    h[23] = 17;
+    memcpy(h + 26, ip + 16, 4);                 /* from the address asked */
+    memcpy(h + 30, ip + 12, 4);                 /* to the asker */
+    for (sum = 0, i = 14; i < 34; i += 2) {
+        sum += be16(h + i);
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    cs = ~sum;
+    h[24] = cs >> 8;
+    h[25] = cs;
+    memcpy(h + 34, udp + 2, 2);                 /* from the generator's port */
+    memcpy(h + 36, udp, 2);                     /* to the asking socket */
+    h[38] = (8 + size) >> 8;
+    h[39] = 8 + size;
+    h[40] = h[41] = 0;                          /* no UDP checksum */
+    s->gen_size = size;
+    s->gen_gap_ns = gap;
+    s->gen_left = count;
+    s->gen_seq = 0;
+    if (count) {
+        accio_gen_schedule(s, t + s->peer_delay_ns);
+    } else {
+        timer_del(s->gen_timer);
+    }
+    return true;
+}
+
+static bool accio_is_gen_request(AccioNICState *s, const uint8_t *f,
+                                 uint32_t len)
+{
+    const uint8_t *ip = f + 14;
+
+    return s->peer_gen_port && len >= 42 && !memcmp(f, accio_peer_mac, 6) &&
+           be16(f + 12) == 0x0800 && (ip[0] >> 4) == 4 && ip[9] == 17 &&
+           !(be16(ip + 6) & 0x3fff) && len >= 14 + (ip[0] & 15) * 4 + 8 &&
+           be16(ip + (ip[0] & 15) * 4 + 2) == s->peer_gen_port;
+}
+
 /* A frame reaches the peer at @t (its last bit). */
 static void accio_peer_receive(AccioNICState *s, const uint8_t *data,
                                size_t len, uint64_t t)
@@ -375,6 +491,14 @@ static void accio_peer_receive(AccioNICState *s, const uint8_t *data,
     uint64_t start, end;
     uint32_t i;
 
+    if (accio_is_gen_request(s, data, len)) {
+        if (accio_gen_request(s, data, len, t)) {
+            s->peer_answered++;
+        } else {
+            s->peer_ignored++;
+        }
+        return;
+    }
     if (s->peer_count >= ACCIO_NIC_PEER_DEPTH) {
         s->peer_overflow++;
         return;
@@ -733,6 +857,8 @@ static void accio_nic_reset(DeviceState *dev)
     s->bus_free_at = 0;
     s->wire_free_at = 0;
     timer_del(s->peer_timer);
+    timer_del(s->gen_timer);
+    s->gen_left = 0;
     s->peer_head = s->peer_count = 0;
     s->peer_free_at = s->peer_wire_free_at = 0;
     s->rx_buf_len = 2048;
@@ -771,6 +897,8 @@ static void accio_nic_realize(DeviceState *dev, Error **errp)
                                    &s->peer_ignored, OBJ_PROP_FLAG_READ);
     object_property_add_uint64_ptr(OBJECT(s), "peer-overflow",
                                    &s->peer_overflow, OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(OBJECT(s), "peer-generated",
+                                   &s->gen_sent, OBJ_PROP_FLAG_READ);
     memory_region_init_io(&s->mmio, OBJECT(s), &accio_nic_ops, s,
                           "accio-nic", ACCIO_NIC_MMIO_SIZE);
     sysbus_init_mmio(SYS_BUS_DEVICE(dev), &s->mmio);
@@ -779,6 +907,7 @@ static void accio_nic_realize(DeviceState *dev, Error **errp)
     s->rx_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, accio_nic_rx_timer, s);
     s->eng_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, accio_nic_eng_timer, s);
     s->peer_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, accio_peer_timer, s);
+    s->gen_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, accio_gen_timer, s);
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
     s->nic = qemu_new_nic(&accio_nic_info, &s->conf,
                           object_get_typename(OBJECT(dev)), dev->id,
@@ -794,6 +923,7 @@ static void accio_nic_unrealize(DeviceState *dev)
     timer_free(s->rx_timer);
     timer_free(s->eng_timer);
     timer_free(s->peer_timer);
+    timer_free(s->gen_timer);
     qemu_del_nic(s->nic);
 }
 
@@ -861,6 +991,13 @@ static const VMStateDescription vmstate_accio_nic = {
         VMSTATE_UINT64_V(peer_free_at, AccioNICState, 2),
         VMSTATE_UINT64_V(peer_wire_free_at, AccioNICState, 2),
         VMSTATE_TIMER_PTR_V(peer_timer, AccioNICState, 2),
+        VMSTATE_UINT8_ARRAY_V(gen_hdr, AccioNICState, 42, 2),
+        VMSTATE_UINT32_V(gen_size, AccioNICState, 2),
+        VMSTATE_UINT64_V(gen_gap_ns, AccioNICState, 2),
+        VMSTATE_UINT64_V(gen_left, AccioNICState, 2),
+        VMSTATE_UINT64_V(gen_seq, AccioNICState, 2),
+        VMSTATE_UINT64_V(gen_end, AccioNICState, 2),
+        VMSTATE_TIMER_PTR_V(gen_timer, AccioNICState, 2),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -874,6 +1011,7 @@ static const Property accio_nic_properties[] = {
     DEFINE_PROP_UINT32("link-mbps", AccioNICState, link_mbps, 100000),
     DEFINE_PROP_STRING("wire-peer", AccioNICState, wire_peer),
     DEFINE_PROP_UINT64("peer-delay-ns", AccioNICState, peer_delay_ns, 0),
+    DEFINE_PROP_UINT32("peer-gen-port", AccioNICState, peer_gen_port, 5001),
 };
 
 static void accio_nic_class_init(ObjectClass *klass, void *data)

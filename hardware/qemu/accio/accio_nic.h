@@ -115,6 +115,16 @@ struct AccioNICState {
     uint32_t peer_count;
     uint64_t peer_free_at;      /* the peer's processor is free */
     uint64_t peer_wire_free_at; /* the wire towards the NIC is free */
+    /* the peer's traffic generator, started by a datagram to gen_port */
+    uint32_t peer_gen_port;     /* property; 0: no generator */
+    QEMUTimer *gen_timer;
+    uint8_t gen_hdr[42];        /* Ethernet, IPv4, UDP headers */
+    uint32_t gen_size;          /* payload bytes */
+    uint64_t gen_gap_ns;        /* from one frame's start to the next */
+    uint64_t gen_left;
+    uint64_t gen_seq;
+    uint64_t gen_end;           /* the pending frame is fully received */
+    uint64_t gen_sent;          /* read-only property */
     uint64_t peer_answered;     /* read-only properties (QMP qom-get) */
     uint64_t peer_ignored;
     uint64_t peer_overflow;

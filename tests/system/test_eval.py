@@ -1,0 +1,103 @@
+"""python3 -m eval --quick: every experiment of the evaluation runs, writes
+its results, plot and report section, repeats exactly, and its figures are
+sane (ordered where they must be; no contender dropped silently)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NAMES = ["freq", "latency", "throughput", "cpu", "multiplex", "breakdown"]
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("eval")
+    r = subprocess.run([sys.executable, "-m", "eval", "--quick", "--out", str(out)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    # progress is shown while it runs
+    assert "[eval]" in r.stderr and "experiment 6/6: breakdown" in r.stderr
+    res = {n: json.load(open(out / f"{n}.json")) for n in NAMES}
+    return out, res, (out / "REPORT.md").read_text()
+
+
+def rows(res, name, **match):
+    return [r for r in res[name]["rows"] if all(r[k] == v for k, v in match.items())]
+
+
+def test_every_experiment_has_results_plot_and_report_section(quick):
+    out, res, report = quick
+    for n in NAMES:
+        assert (out / f"{n}.png").stat().st_size > 10000, n
+        assert f"]({os.path.basename(str(out))}/{n}.png)" in report or f"](./{n}.png)" in report, n
+        conf = res[n]["configuration"]
+        assert conf["quick"] and conf["icount_shift"] == 4 and conf["commit"]
+        assert conf["qemu"].startswith("qemu-system-riscv64-") and conf["kernel"]
+    for title in ("8.2 Frequency scaling", "8.3 Processing latency", "8.4 Throughput",
+                  "8.5 CPU utilization", "8.6 Connection multiplexing",
+                  "Beyond the paper: where a round trip's instructions go"):
+        assert f"## {title}" in report
+    # paper vs here, and missing contenders said so
+    assert report.count("| | paper | here |") >= 3
+    assert "| dpdk | - | missing:" in report and "| rdma | - | missing:" in report
+
+
+def test_deterministic_runs_repeat_exactly(quick):
+    _, res, report = quick
+    for n in ("freq", "latency", "throughput", "cpu", "multiplex"):
+        rep = res[n]["repeatability"]
+        assert rep["identical"] and rep["sha256"][0] == rep["sha256"][1], n
+    assert "| NO |" not in report
+
+
+def test_figures_are_sane(quick):
+    _, res, _ = quick
+    # a clock 16x faster runs the same Linux round trip much faster
+    for r in res["freq"]["rows"]:
+        assert r["rtt_p50_us_1gips"] < r["rtt_p50_us_62mips"]
+        assert 8 < r["speedup_measured"] < 32
+    # every contender at every size; Accio below Linux sockets
+    lat = res["latency"]
+    for s in lat["sizes"]:
+        got = {r["contender"]: r for r in rows(res, "latency", size=s)}
+        assert set(got) == {"linux", "accio", "accio-spin"}
+        assert got["accio-spin"]["proc_p50_us"] <= got["accio"]["proc_p50_us"] \
+            < got["linux"]["proc_p50_us"]
+        assert all(x["proc_p50_us"] <= x["proc_p99_us"] for x in got.values())
+        assert all(sorted(x["cdf_us"]) == x["cdf_us"] for x in got.values())
+    # throughput: every datagram accounted for; no more delivered than offered
+    for r in res["throughput"]["rows"]:
+        assert r["sent"] == r["received"] + r["lost"]
+        if r["offered_pps"]:
+            assert r["delivered_pps"] <= r["offered_pps"] * 1.05, r
+        if r["contender"] != "linux":
+            assert r["row_rx_drops"] == r["lost"], r   # lost only where the ring was full
+    slow = [r for r in res["throughput"]["rows"] if r["offered_pps"] == 5000]
+    assert all(r["lost"] == 0 for r in slow)
+    # CPU: spinning stays busy; blocking contenders idle more as the server slows
+    for name in ("linux", "accio"):
+        busy = [r["cpu_busy_pct"] for r in rows(res, "cpu", contender=name)]
+        assert busy == sorted(busy, reverse=True), (name, busy)
+    assert all(r["cpu_busy_pct"] > 80 for r in rows(res, "cpu", contender="accio-spin"))
+    at40 = {r["contender"]: r["cpu_busy_pct"] for r in rows(res, "cpu", factor=40)}
+    assert at40["accio"] < at40["linux"]
+    # multiplexing: every client of every T finished
+    for r in res["multiplex"]["rows"]:
+        assert r["clients_ok"] == r["threads"], r
+        if r["contender"] == "accio":
+            assert r["hw_samples"] == r["threads"] * res["multiplex"]["count_per_client"]
+        assert r["pooled_quantiles_us"] == sorted(r["pooled_quantiles_us"])
+    for t in res["multiplex"]["threads"]:
+        got = {r["contender"]: r for r in rows(res, "multiplex", threads=t)}
+        assert got["accio"]["p50_us"] < got["linux"]["p50_us"], t
+    # the breakdown ran every mode
+    assert set(res["breakdown"]["totals"]) == {"linux", "accio", "spin", "mmio"}
+
+
+def test_unknown_experiment_is_refused():
+    r = subprocess.run([sys.executable, "-m", "eval", "--only", "latency,warp"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "unknown experiment warp" in r.stderr
