@@ -329,6 +329,23 @@ def _plt():
     return plt
 
 
+def _label(ax, xlabel, ylabel, title, logx=False, logy=True, **legend):
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(**legend)
+
+
+def _save(plt, fig, path):
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def plot_freq(res, path):
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.5, 4))
@@ -339,14 +356,9 @@ def plot_freq(res, path):
     ax.plot(x, [r["scaled_200x"] for r in res["rows"]], "s:", label="scaled 200x")
     ax.plot(x, [r["rtt_p50_us_1gips"] for r in res["rows"]], "^-",
             label="1 GIPS (shift 0), measured")
-    ax.set_yscale("log")
-    ax.set_xlabel("datagram size (B)")
-    ax.set_ylabel("Linux-socket RTT p50 (µs)")
-    ax.set_title("Frequency scaling (paper 8.2, fig. 5)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _label(ax, "datagram size (B)", "Linux-socket RTT p50 (µs)",
+           "Frequency scaling (paper 8.2, fig. 5)", fontsize=8)
+    _save(plt, fig, path)
 
 
 def plot_latency(res, path):
@@ -359,14 +371,9 @@ def plot_latency(res, path):
                 label=f"{name} p50")
         ax.plot(x, [r["proc_p99_us"] for r in rows], "x:", color=COLORS[name],
                 label=f"{name} p99")
-    ax.set_yscale("log")
-    ax.set_xlabel("datagram size (B)")
-    ax.set_ylabel("client processing time (µs, 62.5 MIPS)")
-    ax.set_title("Processing latency (paper 8.3, fig. 6); DPDK, RDMA: missing")
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _label(ax, "datagram size (B)", "client processing time (µs, 62.5 MIPS)",
+           "Processing latency (paper 8.3, fig. 6); DPDK, RDMA: missing", fontsize=7, ncol=2)
+    _save(plt, fig, path)
 
 
 def plot_throughput(res, path):
@@ -380,15 +387,10 @@ def plot_throughput(res, path):
             ax.plot(x, [r["delivered_pps"] for r in rows], "o-", color=COLORS[name],
                     label=name)
         ax.plot(x, x, "k:", lw=0.8, label="offered")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("offered datagrams/s (rightmost: line rate)")
-        ax.set_ylabel("delivered to the application (datagrams/s)")
-        ax.set_title(f"Throughput, {s} B (paper 8.4)")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        _label(ax, "offered datagrams/s (rightmost: line rate)",
+               "delivered to the application (datagrams/s)", f"Throughput, {s} B (paper 8.4)",
+               logx=True, fontsize=8)
+    _save(plt, fig, path)
 
 
 def plot_cpu(res, path):
@@ -400,15 +402,11 @@ def plot_cpu(res, path):
                 color=COLORS[name], label=name)
     ax.plot([40], [33], "*", color="tab:orange", ms=12, label="paper: Accio at 40x")
     ax.plot([40], [54], "*", color="tab:blue", ms=12, label="paper: Linux at 40x")
-    ax.set_xscale("log")
-    ax.set_xlabel("server slowdown (k: the server takes k/40 of the SoC's round trip)")
-    ax.set_ylabel(f"CPU busy, client hart {HART} (%)")
     ax.set_ylim(0, 105)
-    ax.set_title("CPU utilization (paper 8.5, fig. 7)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _label(ax, "server slowdown (k: the server takes k/40 of the SoC's round trip)",
+           f"CPU busy, client hart {HART} (%)", "CPU utilization (paper 8.5, fig. 7)",
+           logx=True, logy=False, fontsize=8)
+    _save(plt, fig, path)
 
 
 def plot_multiplex(res, path):
@@ -423,14 +421,9 @@ def plot_multiplex(res, path):
                 continue
             ax.plot(q, [(j + 1) / len(q) for j in range(len(q))], styles[i % 4],
                     color=COLORS[name], label=f"{name} T={r['threads']}")
-    ax.set_xscale("log")
-    ax.set_xlabel("client processing time (µs)")
-    ax.set_ylabel("CDF")
-    ax.set_title("Connection multiplexing (paper 8.6, fig. 8)")
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _label(ax, "client processing time (µs)", "CDF", "Connection multiplexing (paper 8.6, fig. 8)",
+           logx=True, logy=False, fontsize=7, ncol=2)
+    _save(plt, fig, path)
 
 
 PLOTS = {"freq": plot_freq, "latency": plot_latency, "throughput": plot_throughput,
