@@ -8,7 +8,11 @@
  * LD_PRELOAD=/usr/lib/libaccio.so.
  *
  * usage: udp_pingpong [-s HOST] [-p PORT] [-m SIZE] [-n COUNT] [-w WARMUP]
- *                     [-i IFACE] [-q] [-M]
+ *                     [-i IFACE] [-t MS] [-q] [-M]
+ *
+ * -t MS: a reply that has not come after MS milliseconds is lost (counted
+ * in lost=N; a reply that comes later is skipped); without it the program
+ * waits for every reply.
  *
  * Every reply is checked against the request. Prints key=value lines:
  * RTT percentiles, a log2 histogram (hist_us_LO=N), hardware RTT and
@@ -41,6 +45,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -140,13 +145,13 @@ int main(int argc, char **argv)
 				      .rx_filter = HWTSTAMP_FILTER_ALL };
 	struct ifreq ifr;
 	int port = 7777, size = 64, warm = 10, quiet = 0, maps = 0, opt, fd, i, flags;
-	long count = 1000, hw_n = 0, bad = 0;
+	long count = 1000, hw_n = 0, bad = 0, lost = 0, nrtt = 0, timeout_ms = 0;
 	uint64_t *rtt, *proc, hw_sum = 0, t0, t1, start, hist[32] = { 0 };
 	unsigned long long b0, a0, b1, a1;
 	char ctl[256];
 	uint64_t last_tx_hw = 0;
 
-	while ((opt = getopt(argc, argv, "s:p:m:n:w:i:qM")) != -1) {
+	while ((opt = getopt(argc, argv, "s:p:m:n:w:i:t:qM")) != -1) {
 		switch (opt) {
 		case 's': host = optarg; break;
 		case 'p': port = atoi(optarg); break;
@@ -154,11 +159,12 @@ int main(int argc, char **argv)
 		case 'n': count = atol(optarg); break;
 		case 'w': warm = atoi(optarg); break;
 		case 'i': ifname = optarg; break;
+		case 't': timeout_ms = atol(optarg); break;
 		case 'q': quiet = 1; break;
 		case 'M': maps = 1; break;
 		default:
 			fprintf(stderr, "usage: udp_pingpong [-s HOST] [-p PORT] "
-				"[-m SIZE] [-n COUNT] [-w WARMUP] [-i IFACE] [-q] [-M]\n");
+				"[-m SIZE] [-n COUNT] [-w WARMUP] [-i IFACE] [-t MS] [-q] [-M]\n");
 			return 2;
 		}
 	}
@@ -181,6 +187,12 @@ int main(int argc, char **argv)
 	flags = SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_TX_HARDWARE |
 		SOF_TIMESTAMPING_RAW_HARDWARE | SOF_TIMESTAMPING_OPT_TSONLY;
 	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags));
+	if (timeout_ms > 0) {
+		struct timeval tv = { .tv_sec = timeout_ms / 1000,
+				      .tv_usec = timeout_ms % 1000 * 1000 };
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
 	cpu_times(&b0, &a0);
 	start = now_ns();
 	span_mark(1);
@@ -190,6 +202,7 @@ int main(int argc, char **argv)
 				    .msg_control = ctl, .msg_controllen = sizeof(ctl) };
 		uint64_t rx_hw, tx_hw = 0;
 		ssize_t n;
+		int seq;
 
 		memset(tx, i & 0xff, size);
 		memcpy(tx, &i, sizeof(i));
@@ -200,10 +213,20 @@ int main(int argc, char **argv)
 			perror("udp_pingpong: send");
 			return 1;
 		}
-		n = recvmsg(fd, &m, 0);
+		/* with -t, a reply that came after its time is skipped here */
+		do {
+			m.msg_controllen = sizeof(ctl);
+			n = recvmsg(fd, &m, 0);
+			memcpy(&seq, rx, sizeof(seq));
+		} while (timeout_ms > 0 && n == size && seq < i);
 		if (i >= 0)
 			window_close();
 		t1 = now_ns();
+		if (n < 0 && timeout_ms > 0 &&
+		    (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			lost++;		/* the request or its reply is gone */
+			continue;
+		}
 		if (n != size || memcmp(tx, rx, size)) {
 			bad++;
 			continue;
@@ -228,16 +251,20 @@ int main(int argc, char **argv)
 			last_tx_hw = tx_hw;
 		if (i < 0)
 			continue;
-		rtt[i] = t1 - t0;
+		rtt[nrtt++] = t1 - t0;
 		if (rx_hw && tx_hw) {
-			proc[hw_n++] = rtt[i] - (rx_hw - tx_hw);
+			proc[hw_n++] = t1 - t0 - (rx_hw - tx_hw);
 			hw_sum += rx_hw - tx_hw;
 		}
 	}
 	span_mark(0);
 	t1 = now_ns();
 	cpu_times(&b1, &a1);
-	for (i = 0; i < count; i++) {
+	if (!nrtt) {
+		printf("size=%d datagrams=%ld bad=%ld\nlost=%ld\n", size, count, bad, lost);
+		return 1;
+	}
+	for (i = 0; i < nrtt; i++) {
 		int b = 0;
 		uint64_t us = rtt[i] / 1000;
 
@@ -247,11 +274,13 @@ int main(int argc, char **argv)
 		}
 		hist[b]++;
 	}
-	qsort(rtt, count, sizeof(*rtt), cmp);
+	qsort(rtt, nrtt, sizeof(*rtt), cmp);
 	printf("size=%d datagrams=%ld bad=%ld\n", size, count, bad);
+	if (timeout_ms > 0)
+		printf("lost=%ld\n", lost);
 	printf("rtt_p50_us=%.1f\nrtt_p90_us=%.1f\nrtt_p99_us=%.1f\nrtt_max_us=%.1f\n",
-	       rtt[count / 2] / 1e3, rtt[count * 9 / 10] / 1e3,
-	       rtt[count * 99 / 100] / 1e3, rtt[count - 1] / 1e3);
+	       rtt[nrtt / 2] / 1e3, rtt[nrtt * 9 / 10] / 1e3,
+	       rtt[nrtt * 99 / 100] / 1e3, rtt[nrtt - 1] / 1e3);
 	if (!quiet)
 		for (i = 0; i < 32; i++)
 			if (hist[i])

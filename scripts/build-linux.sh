@@ -10,7 +10,10 @@ set -euo pipefail
 L=$CACHE/linux
 TARBALL=/usr/src/linux-source-6.1.tar.xz
 [ -f "$TARBALL" ] || { log "missing $TARBALL (run scripts/bootstrap.sh)"; exit 1; }
-key=$( (ls -l --time-style=+ "$TARBALL" | awk '{print $5}'; hash_inputs "$ROOT/kernel-patches" "$0") | sha256sum | cut -c1-16)
+# the series and the configuration, not the folder's documentation
+key=$( (ls -l --time-style=+ "$TARBALL" | awk '{print $5}'
+	hash_inputs "$ROOT"/kernel-patches/*.patch "$ROOT/kernel-patches/config" "$0") |
+	sha256sum | cut -c1-16)
 out=$L/Image-$key
 [ -f "$out.map" ] && ln -sf "$out.map" "$ROOT/build/System.map"
 reuse_cached "$out" Image kernel
