@@ -488,14 +488,16 @@ def report_throughput(r):
         lines.append(f"| {x['contender']} | {x['size']} | {off} | {x['received']:,} / "
                      f"{x['sent']:,} | {_f(x['delivered_pps'], 0)} | {_f(x['delivered_mbps'])} | "
                      f"{'-' if x['row_rx_drops'] is None else x['row_rx_drops']} |")
-    best = max((x for x in r["rows"] if x["contender"] != "linux"),
-               key=lambda x: x["delivered_mbps"])
+    acc = [x for x in r["rows"] if x["contender"] != "linux"]
+    best64 = max((x for x in acc if x["size"] == 64), key=lambda x: x["delivered_mbps"])
+    best = max(acc, key=lambda x: x["delivered_mbps"])
     paper = ("| | paper | here |\n|---|---|---|\n"
              "| a sink under a stream of 64 B datagrams | 3.1 Gb/s, the FPGA's bus "
-             f"(64 bit x 50 MHz = 3.2 Gb/s) | best {best['delivered_mbps']:.1f} Mb/s of payload "
-             f"({best['contender']}, {best['size']} B): the application's CPU at 62.5 MIPS is the "
-             "limit; the model's UDP engine writes rings without bus timing, so the bus limit "
-             "is not reached or modeled on this path |\n")
+             f"(64 bit x 50 MHz = 3.2 Gb/s) | {best64['delivered_mbps']:.1f} Mb/s of payload at "
+             f"most ({best64['contender']}; {best['delivered_mbps']:.1f} Mb/s with {best['size']} B "
+             "datagrams): the application's CPU at 62.5 MIPS is the limit; the model's UDP "
+             "engine writes rings without bus timing, so the bus limit is neither reached nor "
+             "modeled on this path |\n")
     return "\n".join(lines) + "\n\n" + paper
 
 
@@ -599,6 +601,8 @@ def main():
                     "build/eval-quick with --quick)")
     ap.add_argument("--report", default=None, help="report file (default eval/REPORT.md, "
                     "DIR/REPORT.md with --quick)")
+    ap.add_argument("--report-only", action="store_true",
+                    help="write the report again from the results in DIR, run nothing")
     a = ap.parse_args()
     names = [n for n in a.only.split(",") if n]
     bad = [n for n in names if n not in EXPERIMENTS]
@@ -609,6 +613,20 @@ def main():
     report = a.report or (os.path.join(outdir, "REPORT.md") if a.quick
                           else os.path.join(ROOT, "eval", "REPORT.md"))
     os.makedirs(outdir, exist_ok=True)
+    if a.report_only:
+        results = {}
+        for n in names:
+            path = os.path.join(outdir, f"{n}.json")
+            if os.path.exists(path):
+                with open(path) as f:
+                    results[n] = json.load(f)
+        if not results:
+            sys.exit(f"eval: no results in {outdir}")
+        conf = next(iter(results.values()))["configuration"]
+        checks = {n: r["repeatability"] for n, r in results.items() if r.get("repeatability")}
+        write_report(report, outdir, results, conf, checks)
+        progress(f"report written again: {report}")
+        return
     conf = configuration(a.quick)
     run = Runner()
     results = {}
