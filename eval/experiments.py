@@ -28,7 +28,8 @@ Experiments (NAMES for --only):
   breakdown        eval/breakdown.py: a round trip's instructions by stage
 
 Contenders: Linux sockets, Accio blocking (LD_PRELOAD=libaccio.so), Accio
-spinning (ACCIO_SPIN_US=100000). DPDK and RDMA run only between two SoCs in
+spinning (ACCIO_SPIN_US=100000), Accio adaptive (ACCIO_SPIN_US=auto: spins
+while the connection's recent waits are short, sleeps otherwise). DPDK and RDMA run only between two SoCs in
 real time (eval/bench_baselines.py), where NIC timestamps do not reach them:
 the report shows them as missing here, with the reason, not as numbers.
 
@@ -55,6 +56,7 @@ CONTENDERS = {
     "linux": "",
     "accio": PRELOAD,
     "accio-spin": PRELOAD + " ACCIO_SPIN_US=100000",
+    "accio-auto": PRELOAD + " ACCIO_SPIN_US=auto",
 }
 MISSING = {
     "dpdk": "runs only between two SoCs in real time (eval/bench_baselines.py, "
@@ -322,7 +324,8 @@ def exp_breakdown(run, quick, outdir):
 
 # ---- plots -------------------------------------------------------------------
 
-COLORS = {"linux": "tab:blue", "accio": "tab:orange", "accio-spin": "tab:green"}
+COLORS = {"linux": "tab:blue", "accio": "tab:orange", "accio-spin": "tab:green",
+          "accio-auto": "tab:red"}
 
 
 def _plt():

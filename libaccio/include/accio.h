@@ -21,6 +21,9 @@
  *                          libaccio.a (the app calls accio_accelerate())
  *   ACCIO_SPIN_US=N        spin up to N microseconds on an empty (full)
  *                          ring before sleeping (default 0)
+ *   ACCIO_SPIN_US=auto[:MAX]  receive: spin for twice the connection's
+ *                          recent wait while that is under MAX (default
+ *                          50) microseconds, else sleep at once
  *   ACCIO_MMIO_TX_MAX=N    datagrams of at most N bytes go through the
  *                          direct MMIO transmit window (default 0: off)
  *   ACCIO_RING_BYTES=N     RX and TX ring size (power of two, 4 KiB-1 MiB)

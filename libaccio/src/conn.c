@@ -591,12 +591,42 @@ static ssize_t ring_recv(struct conn *c, struct rx_args *a)
 	return (a->flags & MSG_TRUNC) ? len : done;
 }
 
+/*
+ * ACCIO_SPIN_US=auto: spin-then-block with a budget learnt per connection.
+ * Each receive that found the ring empty measures how long the datagram
+ * took to come (spinning or asleep); while the recent average is under the
+ * limit (auto:MAX, default 50 us) the next empty ring is polled for twice
+ * that average before the thread sleeps, beyond it the thread sleeps at
+ * once. A connection starts sleeping: nothing is known of its peer yet.
+ */
+static int auto_spin_us(struct conn *c)
+{
+	int avg = (int)c->wait_avg_us;	/* at most 1e6 */
+
+	if (!accio_spin_auto || !avg || avg > accio_spin_auto)
+		return 0;
+	return 2 * avg < accio_spin_auto ? 2 * avg : accio_spin_auto;
+}
+
+static void auto_spin_learn(struct conn *c, uint64_t from)
+{
+	uint64_t w;
+
+	if (!accio_spin_auto || !from)
+		return;
+	w = spin_clock_us() - from + 1;	/* 0 means "unknown" */
+	if (w > 1000000)
+		w = 1000000;
+	c->wait_avg_us = c->wait_avg_us ? (3 * (uint64_t)c->wait_avg_us + w) / 4 : w;
+}
+
 ssize_t conn_recv(struct conn *c, struct rx_args *a)
 {
 	int nonblock = c->sock->nonblock || (a->flags & MSG_DONTWAIT);
 	uint64_t deadline = deadline_of(c->sock->rcvtimeo);
+	uint64_t wait_from = 0;
 	ssize_t n;
-	int ready;
+	int ready, spin;
 
 	/*
 	 * Only flags that change a UDP receive leave the ring: MSG_OOB (an
@@ -635,19 +665,29 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 			n = kernel_recv(c, a, a->flags | MSG_DONTWAIT);
 			break;
 		}
-		if (accio_spin_us > 0) {
-			uint64_t end = spin_clock_us() + accio_spin_us;
+		if (accio_spin_auto && !wait_from)
+			wait_from = spin_clock_us();
+		spin = accio_spin_us > 0 ? accio_spin_us : auto_spin_us(c);
+		if (spin > 0) {
+			uint64_t end = spin_clock_us() + spin;
 
 			spin_begin();
 			while (rx_empty(c) && spin_clock_us() < end)
 				;
 			spin_end();
-			if (!rx_empty(c))
+			if (!rx_empty(c)) {
+				auto_spin_learn(c, wait_from);
+				wait_from = 0;
 				continue;
+			}
 		}
 		rlock_release(&c->rx_lock);
 		ready = conn_wait(c, ACCIO_WAIT_RX, 0, deadline);
 		rlock_take(&c->rx_lock);
+		if (ready >= 0 && !rx_empty(c)) {
+			auto_spin_learn(c, wait_from);
+			wait_from = 0;
+		}
 		if (ready < 0 && c->dead)
 			continue;	/* the row fd went with the row */
 		if (ready < 0) {

@@ -96,6 +96,7 @@ struct conn {
 	struct accio_stats own_st;
 	int slot;		/* statistics file slot, -1: none */
 	int dead;		/* released: rings unmapped (under both locks) */
+	uint32_t wait_avg_us;	/* ACCIO_SPIN_US=auto: recent receive waits */
 };
 
 /*
@@ -216,6 +217,8 @@ HIDDEN void epoll_forget(int fd);
 HIDDEN void lib_init(void);
 HIDDEN int policy_wants(uint16_t lport, uint16_t rport);
 HIDDEN extern int accio_spin_us, accio_mmio_max, accio_fork_keep, accio_print_stats;
+HIDDEN extern int accio_spin_auto;	/* ACCIO_SPIN_US=auto[:MAX]: MAX, else 0 */
+#define ACCIO_SPIN_AUTO_MAX 50		/* us: Linux's busy-poll default too */
 HIDDEN extern unsigned int accio_ring_bytes;
 HIDDEN void stats_attach(struct conn *c, int fd);
 HIDDEN void stats_detach(struct conn *c);

@@ -19,6 +19,7 @@
 #include "statfile.h"
 
 int accio_spin_us, accio_mmio_max, accio_fork_keep, accio_print_stats;
+int accio_spin_auto;
 unsigned int accio_ring_bytes;
 
 static int policy_all, policy_none = 1;
@@ -64,7 +65,19 @@ static void init(void)
 	read_policy(s ? s : "none");	/* linked in: the app opts in itself */
 #endif
 	s = getenv("ACCIO_SPIN_US");
-	accio_spin_us = s ? atoi(s) : 0;
+	accio_spin_us = 0;
+	accio_spin_auto = 0;
+	if (s && !strncmp(s, "auto", 4)) {
+		/* spin while waits are short, learnt per connection */
+		accio_spin_auto = s[4] == ':' ? atoi(s + 5) : ACCIO_SPIN_AUTO_MAX;
+		if (accio_spin_auto <= 0 || (s[4] && s[4] != ':')) {
+			fprintf(stderr, "libaccio: ACCIO_SPIN_US=auto or auto:MAX "
+				"(MAX > 0 microseconds); not spinning\n");
+			accio_spin_auto = 0;
+		}
+	} else if (s) {
+		accio_spin_us = atoi(s);
+	}
 	s = getenv("ACCIO_MMIO_TX_MAX");
 	accio_mmio_max = s ? atoi(s) : 0;
 	if (accio_mmio_max > WIN_BYTES - ACCIO_TX_HDR)

@@ -499,3 +499,30 @@ def test_rows_follow_their_owner_across_an_asid_rollover():
                   r"rx_ring=2 tx_ring=2 prot_faults=0", r.output)
     assert m and "storm_ok=1" in r.output, r.output
     assert m.group(1) != m.group(2) and int(m.group(1)) > 0 and int(m.group(2)) > 0
+
+
+def test_adaptive_spin_learns_the_peers_pace():
+    """ACCIO_SPIN_US=auto: against a peer that answers in 5 us the
+    connection learns to spin (it sleeps only until it has measured a few
+    waits) and its processing time drops to the spinning path's; against
+    one that answers in 400 us every receive sleeps."""
+    pp = f"{PRELOAD} ACCIO_SPIN_US=auto udp_pingpong -q -w 0 -n 200 -p 7 2>&1"
+    fast = accio.run(pp, icount=4, wire="echo:5000", timeout=TIMEOUT)
+    slow = accio.run(pp, icount=4, wire="echo:400000", timeout=TIMEOUT)
+    block = accio.run(pp.replace("ACCIO_SPIN_US=auto ", ""), icount=4, wire="echo:5000",
+                      timeout=TIMEOUT)
+    for r in (fast, slow, block):
+        assert r.rc == 0 and "datagrams=200 bad=0" in r.output, r.output
+    f, s, b = (accio_stats(r.output)[0] for r in (fast, slow, block))
+    assert f["rx_ring"] == s["rx_ring"] == 200
+    assert f["waits"] < 10, f
+    assert s["waits"] >= 200, s
+    assert float(kv(fast.output)["proc_p50_us"]) < float(kv(block.output)["proc_p50_us"])
+
+
+def test_adaptive_spin_bad_setting_is_reported():
+    r = accio.run(f"{PRELOAD} ACCIO_SPIN_US=autumn udp_pingpong -q -n 5 -p 7 2>&1",
+                  icount=4, wire="echo:5000", timeout=TIMEOUT)
+    assert r.rc == 0 and "datagrams=5 bad=0" in r.output
+    assert "libaccio: ACCIO_SPIN_US=auto or auto:MAX (MAX > 0 microseconds); not spinning" \
+        in r.output

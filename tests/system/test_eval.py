@@ -63,7 +63,7 @@ def test_figures_are_sane(quick):
     lat = res["latency"]
     for s in lat["sizes"]:
         got = {r["contender"]: r for r in rows(res, "latency", size=s)}
-        assert set(got) == {"linux", "accio", "accio-spin"}
+        assert set(got) == {"linux", "accio", "accio-spin", "accio-auto"}
         assert got["accio-spin"]["proc_p50_us"] <= got["accio"]["proc_p50_us"] \
             < got["linux"]["proc_p50_us"]
         assert all(x["proc_p50_us"] <= x["proc_p99_us"] for x in got.values())
@@ -84,6 +84,9 @@ def test_figures_are_sane(quick):
     assert all(r["cpu_busy_pct"] > 80 for r in rows(res, "cpu", contender="accio-spin"))
     at40 = {r["contender"]: r["cpu_busy_pct"] for r in rows(res, "cpu", factor=40)}
     assert at40["accio"] < at40["linux"]
+    # adaptive: spins while the server is fast, sleeps once it is slow
+    auto = {r["factor"]: r["cpu_busy_pct"] for r in rows(res, "cpu", contender="accio-auto")}
+    assert auto[1] > 80 and auto[200] < 20, auto
     # multiplexing: every client of every T finished
     for r in res["multiplex"]["rows"]:
         assert r["clients_ok"] == r["threads"], r
