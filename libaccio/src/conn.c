@@ -651,6 +651,7 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 			c->zc_rx = 0;
 		}
 		if (!rx_empty(c)) {
+			auto_spin_learn(c, wait_from);
 			n = ring_recv(c, a);
 			break;
 		}
@@ -675,19 +676,12 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 			while (rx_empty(c) && spin_clock_us() < end)
 				;
 			spin_end();
-			if (!rx_empty(c)) {
-				auto_spin_learn(c, wait_from);
-				wait_from = 0;
+			if (!rx_empty(c))
 				continue;
-			}
 		}
 		rlock_release(&c->rx_lock);
 		ready = conn_wait(c, ACCIO_WAIT_RX, 0, deadline);
 		rlock_take(&c->rx_lock);
-		if (ready >= 0 && !rx_empty(c)) {
-			auto_spin_learn(c, wait_from);
-			wait_from = 0;
-		}
 		if (ready < 0 && c->dead)
 			continue;	/* the row fd went with the row */
 		if (ready < 0) {

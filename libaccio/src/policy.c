@@ -55,6 +55,31 @@ static void read_policy(const char *s)
 	}
 }
 
+/* ACCIO_SPIN_US: N microseconds, or auto[:MAX] (learnt per connection). */
+static void read_spin(const char *s)
+{
+	const char *num = s;
+	char *end;
+	long v;
+
+	accio_spin_us = 0;
+	accio_spin_auto = 0;
+	if (!s || !*s)
+		return;
+	if (!strncmp(s, "auto", 4) && (!s[4] || s[4] == ':'))
+		num = s[4] ? s + 5 : NULL;
+	v = num ? strtol(num, &end, 10) : ACCIO_SPIN_AUTO_MAX;
+	if (num && (end == num || *end || v < 0 || v > 10000000 || (num != s && !v))) {
+		fprintf(stderr, "libaccio: ACCIO_SPIN_US is microseconds, auto or "
+			"auto:MAX (MAX > 0); not spinning\n");
+		return;
+	}
+	if (num == s)
+		accio_spin_us = v;
+	else
+		accio_spin_auto = v;	/* spin while waits are short */
+}
+
 static void init(void)
 {
 	const char *s = getenv("ACCIO_ACCEL");
@@ -64,20 +89,7 @@ static void init(void)
 #else
 	read_policy(s ? s : "none");	/* linked in: the app opts in itself */
 #endif
-	s = getenv("ACCIO_SPIN_US");
-	accio_spin_us = 0;
-	accio_spin_auto = 0;
-	if (s && !strncmp(s, "auto", 4)) {
-		/* spin while waits are short, learnt per connection */
-		accio_spin_auto = s[4] == ':' ? atoi(s + 5) : ACCIO_SPIN_AUTO_MAX;
-		if (accio_spin_auto <= 0 || (s[4] && s[4] != ':')) {
-			fprintf(stderr, "libaccio: ACCIO_SPIN_US=auto or auto:MAX "
-				"(MAX > 0 microseconds); not spinning\n");
-			accio_spin_auto = 0;
-		}
-	} else if (s) {
-		accio_spin_us = atoi(s);
-	}
+	read_spin(getenv("ACCIO_SPIN_US"));
 	s = getenv("ACCIO_MMIO_TX_MAX");
 	accio_mmio_max = s ? atoi(s) : 0;
 	if (accio_mmio_max > WIN_BYTES - ACCIO_TX_HDR)
