@@ -48,15 +48,16 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import accio  # noqa: E402
+import breakdown  # noqa: E402
 
 SHIFT = 4
-PRELOAD = "LD_PRELOAD=/usr/lib/libaccio.so"
-CONTENDERS = {
-    "linux": "",
-    "accio": PRELOAD,
-    "accio-spin": PRELOAD + " ACCIO_SPIN_US=100000",
-    "accio-auto": PRELOAD + " ACCIO_SPIN_US=auto",
+CONTENDERS = {  # the breakdown's modes, and the adaptive spin policy
+    "linux": breakdown.MODES["linux"],
+    "accio": breakdown.MODES["accio"],
+    "accio-spin": breakdown.MODES["spin"],
+    "accio-auto": breakdown.PRELOAD + " ACCIO_SPIN_US=auto",
 }
 MISSING = {
     "dpdk": "runs only between two SoCs in real time (eval/bench_baselines.py, "
@@ -232,7 +233,6 @@ def exp_cpu(run, quick):
     nothing. busy = instructions x 16 ns / elapsed virtual time. (The
     kernel's own /proc/stat figures are tick samples, and in virtual time
     the ticks fall where the guest's events are.)"""
-    import breakdown
     so = breakdown.plugin()
     count = 1000 if quick else 10000
     factors = [1, 40, 200] if quick else [1, 10, 40, 100, 200]
