@@ -346,6 +346,13 @@ def _label(ax, xlabel, ylabel, title, logx=False, logy=True, **legend):
     ax.legend(**legend)
 
 
+def _per_contender(ax, res, xkey, ykey, style="o-", suffix=""):
+    for name in CONTENDERS:
+        rows = [r for r in res["rows"] if r["contender"] == name]
+        ax.plot([r[xkey] for r in rows], [r[ykey] for r in rows], style, color=COLORS[name],
+                label=name + suffix)
+
+
 def _save(plt, fig, path):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -370,13 +377,8 @@ def plot_freq(res, path):
 def plot_latency(res, path):
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    for name in CONTENDERS:
-        rows = [r for r in res["rows"] if r["contender"] == name]
-        x = [r["size"] for r in rows]
-        ax.plot(x, [r["proc_p50_us"] for r in rows], "o-", color=COLORS[name],
-                label=f"{name} p50")
-        ax.plot(x, [r["proc_p99_us"] for r in rows], "x:", color=COLORS[name],
-                label=f"{name} p99")
+    _per_contender(ax, res, "size", "proc_p50_us", "o-", " p50")
+    _per_contender(ax, res, "size", "proc_p99_us", "x:", " p99")
     _label(ax, "datagram size (B)", "client processing time (µs, 62.5 MIPS)",
            "Processing latency (paper 8.3, fig. 6); DPDK, RDMA: missing", fontsize=7, ncol=2)
     _save(plt, fig, path)
@@ -402,10 +404,7 @@ def plot_throughput(res, path):
 def plot_cpu(res, path):
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    for name in CONTENDERS:
-        rows = [r for r in res["rows"] if r["contender"] == name]
-        ax.plot([r["factor"] for r in rows], [r["cpu_busy_pct"] for r in rows], "o-",
-                color=COLORS[name], label=name)
+    _per_contender(ax, res, "factor", "cpu_busy_pct")
     ax.plot([40], [33], "*", color="tab:orange", ms=12, label="paper: Accio at 40x")
     ax.plot([40], [54], "*", color="tab:blue", ms=12, label="paper: Linux at 40x")
     ax.set_ylim(0, 105)
