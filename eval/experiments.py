@@ -616,8 +616,8 @@ def main():
     bad = [n for n in names if n not in EXPERIMENTS]
     if bad:
         ap.error(f"unknown experiment {', '.join(bad)} (of {', '.join(EXPERIMENTS)})")
-    outdir = a.out or os.path.join(ROOT, "build", "eval-quick") if a.quick else \
-        a.out or os.path.join(ROOT, "eval", "results")
+    outdir = a.out or os.path.join(ROOT, *(("build", "eval-quick") if a.quick
+                                            else ("eval", "results")))
     report = a.report or (os.path.join(outdir, "REPORT.md") if a.quick
                           else os.path.join(ROOT, "eval", "REPORT.md"))
     os.makedirs(outdir, exist_ok=True)

@@ -392,7 +392,7 @@ static void accio_gen_timer(void *opaque)
     AccioNICState *s = opaque;
     uint8_t f[ACCIO_NIC_FRAME_MAX];
     uint32_t len = 42 + s->gen_size;
-    uint64_t start;
+    uint64_t start, seq;
 
     if (!s->gen_left) {
         return;
@@ -400,7 +400,8 @@ static void accio_gen_timer(void *opaque)
     memcpy(f, s->gen_hdr, 42);
     memset(f + 42, 0xa5, s->gen_size);
     memset(f + len, 0, MAX(len, ETH_MIN_FRAME) - len);  /* padding */
-    memcpy(f + 42, &s->gen_seq, MIN(8, s->gen_size));   /* little endian */
+    seq = cpu_to_le64(s->gen_seq);
+    memcpy(f + 42, &seq, MIN(8, s->gen_size));
     if (accio_nic_link_up(s)) {
         accio_nic_rx_frame(s, f, MAX(len, ETH_MIN_FRAME), s->gen_end);
     }
@@ -417,7 +418,7 @@ static bool accio_gen_request(AccioNICState *s, const uint8_t *f, uint32_t len,
                               uint64_t t)
 {
     const uint8_t *ip = f + 14, *udp = ip + (ip[0] & 15) * 4;
-    uint32_t plen = be16(udp + 4) - 8, sum, i;
+    uint32_t plen = be16(udp + 4) - 8;
     char text[64];
     unsigned long long count, size, gap;
     uint8_t *h = s->gen_hdr;
@@ -446,13 +447,7 @@ static bool accio_gen_request(AccioNICState *s, const uint8_t *f, uint32_t len,
     h[23] = 17;
     memcpy(h + 26, ip + 16, 4);                 /* from the address asked */
     memcpy(h + 30, ip + 12, 4);                 /* to the asker */
-    for (sum = 0, i = 14; i < 34; i += 2) {
-        sum += be16(h + i);
-    }
-    while (sum >> 16) {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    cs = ~sum;
+    cs = inet_csum(h + 14, 20);                 /* checksum field still 0 */
     h[24] = cs >> 8;
     h[25] = cs;
     memcpy(h + 34, udp + 2, 2);                 /* from the generator's port */
