@@ -10,6 +10,7 @@
  *        accio_selftest zc HOST PORT COUNT
  *        accio_selftest killtx HOST PORT COUNT
  *        accio_selftest asid HOST PORT FORKS
+ *        accio_selftest churn HOST PORT CYCLES KILLS
  *
  * errors   every bad-input case of SIOCACCIO, the row fd and the zero-copy
  *          API gets its documented errno
@@ -27,6 +28,11 @@
  *          processes (enough to wrap the ASID space) while this process
  *          sleeps; the row's owner ASID follows this process's new ASID
  *          and the fast path keeps working
+ * churn    CYCLES times: open a socket, accelerate it, echo one datagram
+ *          through it, close it; then KILLS times: a child accelerates a
+ *          socket, sends without pause and is killed with SIGKILL after a
+ *          few milliseconds. Before and after: the kernel's rows in use,
+ *          accelerated connections and free memory (nothing may leak)
  *
  * Output is "key=value" / "ok NAME" / "FAIL NAME ..." lines; exit status 0
  * when everything held.
@@ -45,6 +51,7 @@
 #include <sys/mman.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -400,6 +407,92 @@ static int killtx(const char *host, int port, int count)
 	return WIFSIGNALED(st) ? 0 : 1;
 }
 
+static long sysfs_num(const char *name)
+{
+	char path[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/bus/platform/drivers/accio-uncore/11000000.accio/%s", name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static long mem_free_kb(void)
+{
+	char line[128];
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemFree: %ld kB", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static int churn(const char *host, int port, int cycles, int kills)
+{
+	struct timeval tv = { .tv_sec = 1 };
+	long mem0, mem1, accel_fail = 0, echoed = 0, killed = 0;
+	char tx[64], rx[64];
+	int i, fd, st;
+	pid_t pid;
+
+	/* warm up once, so that the first cycle's allocations are not counted */
+	fd = udp_connected(host, port);
+	accio_accelerate(fd);
+	close(fd);
+	usleep(100000);
+	mem0 = mem_free_kb();
+	printf("before rows_used=%ld connections=%ld\n", sysfs_num("rows_used"),
+	       sysfs_num("connections"));
+	for (i = 0; i < cycles; i++) {
+		fd = udp_connected(host, port);
+		if (accio_accelerate(fd) < 0) {
+			accel_fail++;
+			close(fd);
+			continue;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		snprintf(tx, sizeof(tx), "churn %d", i);
+		if (send(fd, tx, sizeof(tx), 0) == sizeof(tx) &&
+		    recv(fd, rx, sizeof(rx), 0) == sizeof(rx) && !memcmp(tx, rx, sizeof(tx)))
+			echoed++;
+		close(fd);
+	}
+	for (i = 0; i < kills; i++) {
+		pid = fork();
+		if (pid == 0) {
+			fd = udp_connected(host, port);
+			if (accio_accelerate(fd) < 0)
+				_exit(1);
+			for (;;)
+				send(fd, tx, sizeof(tx), MSG_DONTWAIT);
+		}
+		usleep(2000 + (i % 8) * 1000);
+		kill(pid, SIGKILL);
+		if (waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+			killed++;
+	}
+	/* rows go when their last reference does; memory after a grace period */
+	usleep(200000);
+	mem1 = mem_free_kb();
+	printf("cycles=%d accelerate_failed=%ld echoed=%ld kills=%d killed=%ld\n",
+	       cycles, accel_fail, echoed, kills, killed);
+	printf("after rows_used=%ld connections=%ld\n", sysfs_num("rows_used"),
+	       sysfs_num("connections"));
+	printf("mem_free_kb_before=%ld mem_free_kb_after=%ld\n", mem0, mem1);
+	return accel_fail || echoed != cycles || killed != kills;
+}
+
 static int echo_once(int fd, int seq)
 {
 	char tx[200], rx[200];
@@ -483,8 +576,10 @@ int main(int argc, char **argv)
 		return killtx(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (argc == 5 && !strcmp(argv[1], "asid"))
 		return asid(argv[2], atoi(argv[3]), atol(argv[4]));
+	if (argc == 6 && !strcmp(argv[1], "churn"))
+		return churn(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
 	fprintf(stderr, "usage: accio_selftest errors|rows N|hold PORT|"
 		"isolate HOST PORT|zc HOST PORT COUNT|killtx HOST PORT COUNT|"
-		"asid HOST PORT FORKS\n");
+		"asid HOST PORT FORKS|churn HOST PORT CYCLES KILLS\n");
 	return 2;
 }

@@ -340,8 +340,8 @@ class QMP:
         line, self.buf = self.buf.split(b"\n", 1)
         return json.loads(line)
 
-    def cmd(self, name, **args):
-        msg = {"execute": name}
+    def cmd(self, execute, **args):
+        msg = {"execute": execute}
         if args:
             msg["arguments"] = args
         self.sock.sendall(json.dumps(msg).encode() + b"\n")
@@ -350,7 +350,7 @@ class QMP:
             if "return" in r:
                 return r["return"]
             if "error" in r:
-                raise OSError(f"QMP {name}: {r['error'].get('desc')}")
+                raise OSError(f"QMP {execute}: {r['error'].get('desc')}")
 
     def hmp(self, line):
         return self.cmd("human-monitor-command", **{"command-line": line})

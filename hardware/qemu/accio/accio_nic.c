@@ -219,6 +219,18 @@ static void accio_nic_set_link(NetClientState *nc)
     }
     s->intr_status |= ACCIO_NIC_INTR_STATUS_LINK_MASK;
     accio_nic_update_irq(s);
+    if (!nc->link_down) {
+        /* what the engine and the peer held goes out now */
+        if (s->eng_count) {
+            timer_mod(s->eng_timer, accio_now());
+        }
+        if (s->peer_count) {
+            timer_mod(s->peer_timer, accio_now());
+        }
+        if (s->uncore) {
+            accio_uncore_tx_space(s->uncore);
+        }
+    }
 }
 
 /* ---- transmit ---------------------------------------------------------- */
@@ -523,12 +535,17 @@ static void accio_peer_timer(void *opaque)
     AccioNICState *s = opaque;
     uint64_t now = accio_now();
 
+    /*
+     * The peer keeps its answers while the link is down and sends them
+     * when it returns, as a peer retransmitting after a timeout would.
+     */
+    if (!accio_nic_link_up(s)) {
+        return;
+    }
     while (s->peer_count && s->peer_end[s->peer_head] <= now) {
         AccioTxFrame *f = &s->peer_frames[s->peer_head];
 
-        if (accio_nic_link_up(s)) {
-            accio_nic_rx_frame(s, f->data, f->len, s->peer_end[s->peer_head]);
-        }
+        accio_nic_rx_frame(s, f->data, f->len, s->peer_end[s->peer_head]);
         s->peer_head = (s->peer_head + 1) % ACCIO_NIC_PEER_DEPTH;
         s->peer_count--;
     }
@@ -641,9 +658,19 @@ uint64_t accio_nic_transmit(AccioNICState *s, const uint8_t *frame, size_t len)
     return start;
 }
 
+/*
+ * The engine holds its TX rings while the link is down: a doorbell then
+ * waits (back-pressure), and accio_nic_set_link() resumes the rows when
+ * the link returns, so that no datagram queued by the engine is lost.
+ */
+static bool accio_nic_eng_may_send(AccioNICState *s)
+{
+    return accio_nic_link_up(s) || (s->ctrl & ACCIO_NIC_CTRL_LOOPBACK_MASK);
+}
+
 bool accio_nic_tx_ready(AccioNICState *s)
 {
-    return s->eng_count < ACCIO_NIC_ENG_DEPTH;
+    return s->eng_count < ACCIO_NIC_ENG_DEPTH && accio_nic_eng_may_send(s);
 }
 
 static void accio_nic_eng_timer(void *opaque)
@@ -652,6 +679,9 @@ static void accio_nic_eng_timer(void *opaque)
     uint64_t now = accio_now();
     bool sent = false;
 
+    if (!accio_nic_eng_may_send(s)) {
+        return;     /* held until the link returns */
+    }
     while (s->eng_count && s->eng_end[s->eng_head] <= now) {
         AccioTxFrame *f = &s->eng_frames[s->eng_head];
 

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+/*
+ * udp_conns: many connected UDP sockets in one process, each checked
+ * datagram by datagram against an echo peer. More sockets than the ICT
+ * has rows (run under libaccio) makes rows change hands all the time.
+ *
+ * usage: udp_conns [-h HOST] [-p PORT] [-N SOCKETS] [-r ROUNDS] [-w WINDOW]
+ *                  [-s SIZE] [-t TIMEOUT_MS] [-S SEED]
+ *
+ * Each round walks the sockets in windows of WINDOW: one datagram is sent
+ * on every socket of the window, then one is received on each. A datagram
+ * carries its socket's index, the round and bytes drawn from the seed;
+ * the reply must be the same bytes. A receive that times out counts as
+ * lost. Windows start at a seeded random offset each round, so sockets are
+ * used in a different order every round.
+ *
+ * Prints "sockets=N rounds=R datagrams=D ok=K bad=B lost=L" and exits 0
+ * when every datagram came back intact.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+static uint64_t seed = 1;
+
+static uint32_t next_rand(void)
+{
+	seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+	return seed >> 33;
+}
+
+static void fill(uint8_t *b, int size, int sock, int round)
+{
+	uint64_t x = ((uint64_t)sock << 32 | (uint32_t)round) * 0x9e3779b97f4a7c15ull;
+	int i;
+
+	memcpy(b, &sock, 4);
+	memcpy(b + 4, &round, 4);
+	for (i = 8; i < size; i++) {
+		x ^= x >> 12;
+		x ^= x << 25;
+		x ^= x >> 27;
+		b[i] = (uint8_t)(x * 0x2545f4914f6cdd1dull >> 56);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *host = "10.0.2.2";
+	int port = 7, n = 256, rounds = 4, window = 32, size = 64, tmo = 2000;
+	long ok = 0, bad = 0, lost = 0, sent = 0;
+	struct sockaddr_in sa;
+	struct timeval tv;
+	struct rlimit rl;
+	int *fds, opt, r, i, k, w, off;
+	uint8_t out[1472], in[1500];
+
+	while ((opt = getopt(argc, argv, "h:p:N:r:w:s:t:S:")) != -1) {
+		switch (opt) {
+		case 'h': host = optarg; break;
+		case 'p': port = atoi(optarg); break;
+		case 'N': n = atoi(optarg); break;
+		case 'r': rounds = atoi(optarg); break;
+		case 'w': window = atoi(optarg); break;
+		case 's': size = atoi(optarg); break;
+		case 't': tmo = atoi(optarg); break;
+		case 'S': seed = strtoull(optarg, NULL, 0); break;
+		default:
+			fprintf(stderr, "usage: udp_conns [-h HOST] [-p PORT] [-N SOCKETS] "
+				"[-r ROUNDS] [-w WINDOW] [-s SIZE] [-t TIMEOUT_MS] [-S SEED]\n");
+			return 2;
+		}
+	}
+	if (n < 1 || rounds < 1 || window < 1 || size < 8 || size > 1472 || tmo < 1) {
+		fprintf(stderr, "udp_conns: SOCKETS, ROUNDS, WINDOW >= 1, SIZE 8..1472, "
+			"TIMEOUT_MS >= 1\n");
+		return 2;
+	}
+	if (window > n)
+		window = n;
+	/* a socket and, accelerated, its row fd each */
+	rl.rlim_cur = rl.rlim_max = 2 * (rlim_t)n + 64;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 2 * (rlim_t)n + 64) {
+		rl.rlim_cur = rl.rlim_max = 2 * (rlim_t)n + 64;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+			perror("udp_conns: setrlimit");
+			return 1;
+		}
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(port);
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+		fprintf(stderr, "udp_conns: bad host %s\n", host);
+		return 2;
+	}
+	fds = calloc(n, sizeof(int));
+	tv.tv_sec = tmo / 1000;
+	tv.tv_usec = tmo % 1000 * 1000;
+	for (i = 0; i < n; i++) {
+		fds[i] = socket(AF_INET, SOCK_DGRAM, 0);
+		if (fds[i] < 0 || connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+		    setsockopt(fds[i], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
+			fprintf(stderr, "udp_conns: socket %d: %s\n", i, strerror(errno));
+			return 1;
+		}
+	}
+	for (r = 0; r < rounds; r++) {
+		off = next_rand() % n;
+		for (k = 0; k < n; k += window) {
+			w = n - k < window ? n - k : window;
+			for (i = 0; i < w; i++) {
+				int s = (off + k + i) % n;
+
+				fill(out, size, s, r);
+				if (send(fds[s], out, size, 0) != size) {
+					fprintf(stderr, "udp_conns: send %d: %s\n", s,
+						strerror(errno));
+					return 1;
+				}
+				sent++;
+			}
+			for (i = 0; i < w; i++) {
+				int s = (off + k + i) % n;
+				ssize_t got = recv(fds[s], in, sizeof(in), 0);
+
+				fill(out, size, s, r);
+				if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+					lost++;
+				} else if (got != size || memcmp(in, out, size)) {
+					if (bad < 5)
+						fprintf(stderr, "udp_conns: socket %d round %d: "
+							"%zd bytes, not the %d sent\n",
+							s, r, got, size);
+					bad++;
+				} else {
+					ok++;
+				}
+			}
+		}
+	}
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	printf("sockets=%d rounds=%d datagrams=%ld ok=%ld bad=%ld lost=%ld\n",
+	       n, rounds, sent, ok, bad, lost);
+	return ok == sent ? 0 : 1;
+}
