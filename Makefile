@@ -18,7 +18,7 @@ DEMO_PORT ?= 7777
 
 .PHONY: all demo test test-model test-rtl rtl test-system build bootstrap venv sources \
 	qemu linux userspace image apps regmap regmap-check boot clean stress-system stress-boot \
-	eval eval-quick
+	eval eval-quick fuzz soak
 
 all: build
 
@@ -61,8 +61,20 @@ boot: build
 
 test: test-model test-rtl test-system
 
-test-model: venv regmap-check
+test-model: venv regmap-check bootstrap
 	$(PY) -m pytest -q tests/model
+	$(MAKE) -s -C hardware/model fuzz-quick
+
+# libFuzzer on the uncore's C model, FUZZ_SECONDS long (default 600)
+fuzz: bootstrap
+	$(MAKE) -C hardware/model fuzz $(if $(FUZZ_SECONDS),FUZZ_SECONDS=$(FUZZ_SECONDS))
+
+# The resilience tests at SOAK times their counts (default 10): 40,960
+# datagrams on 4096 sockets, 30 link flaps, 10,000 socket cycles and 200
+# kills, 30,000 fuzzed kernel calls
+SOAK ?= 10
+soak: build venv
+	ACCIO_SOAK=$(SOAK) $(PY) -m pytest -q tests/system/test_resilience.py
 
 test-rtl: bootstrap
 	$(MAKE) -C hardware/rtl test

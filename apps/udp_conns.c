@@ -14,8 +14,10 @@
  * lost. Windows start at a seeded random offset each round, so sockets are
  * used in a different order every round.
  *
- * Prints "sockets=N rounds=R datagrams=D ok=K bad=B lost=L" and exits 0
- * when every datagram came back intact.
+ * Prints "sockets=N rounds=R datagrams=D ok=K bad=B lost=L", then the
+ * round-trip time of the datagrams (send to its receive, in us: p50, p99,
+ * max) and the run's length and rate, and exits 0 when every datagram
+ * came back intact.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -28,7 +30,23 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
 
 static uint64_t seed = 1;
 
@@ -63,6 +81,8 @@ int main(int argc, char **argv)
 	struct rlimit rl;
 	int *fds, opt, r, i, k, w, off;
 	uint8_t out[1472], in[1500];
+	uint64_t *sent_at, *rtt, t0, t1;
+	long nrtt = 0;
 
 	while ((opt = getopt(argc, argv, "h:p:N:r:w:s:t:S:")) != -1) {
 		switch (opt) {
@@ -104,6 +124,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	fds = calloc(n, sizeof(int));
+	sent_at = calloc(window, sizeof(uint64_t));
+	rtt = calloc((size_t)n * rounds, sizeof(uint64_t));
+	if (!fds || !sent_at || !rtt) {
+		fprintf(stderr, "udp_conns: out of memory\n");
+		return 1;
+	}
 	tv.tv_sec = tmo / 1000;
 	tv.tv_usec = tmo % 1000 * 1000;
 	for (i = 0; i < n; i++) {
@@ -114,6 +140,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	t0 = now_ns();
 	for (r = 0; r < rounds; r++) {
 		off = next_rand() % n;
 		for (k = 0; k < n; k += window) {
@@ -122,6 +149,7 @@ int main(int argc, char **argv)
 				int s = (off + k + i) % n;
 
 				fill(out, size, s, r);
+				sent_at[i] = now_ns();
 				if (send(fds[s], out, size, 0) != size) {
 					fprintf(stderr, "udp_conns: send %d: %s\n", s,
 						strerror(errno));
@@ -144,13 +172,22 @@ int main(int argc, char **argv)
 					bad++;
 				} else {
 					ok++;
+					rtt[nrtt++] = now_ns() - sent_at[i];
 				}
 			}
 		}
 	}
+	t1 = now_ns();
 	for (i = 0; i < n; i++)
 		close(fds[i]);
 	printf("sockets=%d rounds=%d datagrams=%ld ok=%ld bad=%ld lost=%ld\n",
 	       n, rounds, sent, ok, bad, lost);
+	if (nrtt) {
+		qsort(rtt, nrtt, sizeof(uint64_t), cmp_u64);
+		printf("rtt_p50_us=%.1f rtt_p99_us=%.1f rtt_max_us=%.1f\n",
+		       rtt[nrtt / 2] / 1e3, rtt[(nrtt * 99) / 100] / 1e3, rtt[nrtt - 1] / 1e3);
+	}
+	printf("elapsed_us=%.0f datagrams_per_s=%.0f\n", (t1 - t0) / 1e3,
+	       sent * 1e9 / (double)(t1 - t0 ? t1 - t0 : 1));
 	return ok == sent ? 0 : 1;
 }
