@@ -141,7 +141,7 @@ def test_ioctl_and_mmap_surface_fuzzed_from_the_guest():
     m = re.search(r"ops=(\d+) ok=(\d+) refused=(\d+)", r.output)
     assert m and int(m.group(1)) == 3000 * SOAK, r.output
     # both kinds of outcome occurred: the sequence reached the kernel's checks
-    assert int(m.group(2)) > 500 and int(m.group(3)) > 500, r.output
+    assert int(m.group(2)) > 200 * SOAK and int(m.group(3)) > 200 * SOAK, r.output
     assert "rc=0" in r.output and "rows_used=0 connections=0" in r.output, r.output
     bad = re.findall(r"(BUG|Oops|WARNING|Call Trace|Unable to handle).*", r.console)
     assert not bad, r.console[-4000:]
