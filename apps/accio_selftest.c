@@ -120,7 +120,7 @@ static long rows_used(void)
 
 static int errors(void)
 {
-	struct accio_accel a;
+	struct accio_accel a, acc;
 	struct accio_wait w;
 	struct accio_route r;
 	char stack[64];
@@ -151,6 +151,7 @@ static int errors(void)
 	      "errno=%ld", errno);
 	check("accelerate", accel_raw(fd, &a) == 0, "errno=%ld", errno);
 	rowfd = a.fd;
+	acc = a;
 	check("double", accel_raw(fd, &a) < 0 && errno == EALREADY,
 	      "errno=%ld", errno);
 
@@ -171,6 +172,38 @@ static int errors(void)
 	check("mmap-bad-offset",
 	      mmap(NULL, 4096, PROT_READ, MAP_SHARED, rowfd, 0x5000) == MAP_FAILED &&
 	      errno == EINVAL, "errno=%ld", errno);
+
+	/* a TX record the engine cannot send (no destination on an unconnected
+	 * row) stops the ring; a wait for room fails instead of hanging */
+	{
+		volatile uint64_t *regs = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					       MAP_SHARED, rowfd, 0);
+		uint8_t *tx = mmap(NULL, acc.tx_bytes, PROT_READ | PROT_WRITE,
+				   MAP_SHARED, rowfd, acc.tx_offset);
+		uint64_t wp;
+
+		if (regs == MAP_FAILED || tx == MAP_FAILED) {
+			check("tx-bad-record-map", 0, "errno=%ld", errno);
+		} else {
+			wp = regs[ACCIO_ROW_TX_WPTR / 8];
+			memset(tx + (wp & (acc.tx_bytes - 1)), 0, 24);
+			tx[wp & (acc.tx_bytes - 1)] = 16;		/* length 16, to nobody */
+			__sync_synchronize();
+			regs[ACCIO_ROW_TX_WPTR / 8] = wp + 24;
+			regs[ACCIO_ROW_DOORBELL / 8] = 1;
+			memset(&w, 0, sizeof(w));
+			w.dir = ACCIO_WAIT_TX;
+			w.need = acc.tx_bytes;
+			w.timeout_ms = 5000;
+			check("tx-bad-record-stops-ring",
+			      ioctl(rowfd, ACCIO_IOC_WAIT, &w) < 0 && errno == EIO,
+			      "errno=%ld", errno);
+			check("tx-bad-record-stays", regs[ACCIO_ROW_TX_RPTR / 8] == wp,
+			      "rptr=%ld", (long)regs[ACCIO_ROW_TX_RPTR / 8]);
+			munmap((void *)regs, 4096);
+			munmap(tx, acc.tx_bytes);
+		}
+	}
 
 	/* the library's view: explicit opt-in on a socket it already serves */
 	fd = udp_bound(0);
