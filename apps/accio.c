@@ -29,7 +29,8 @@
 
 struct rowinfo {
 	int fd;
-	unsigned long long row, rx_w, rx_r, rx_size, tx_w, tx_r, tx_size;
+	long long row;		/* -1: the connection has no hardware row now */
+	unsigned long long rx_w, rx_r, rx_size, tx_w, tx_r, tx_size;
 	unsigned long long rx_pkts, tx_pkts, rx_drops, tx_errors, prot_faults;
 };
 
@@ -46,7 +47,7 @@ static int read_rowinfo(int pid, int fd, struct rowinfo *ri)
 	memset(ri, 0, sizeof(*ri));
 	ri->fd = fd;
 	while (fgets(line, sizeof(line), f)) {
-		seen |= sscanf(line, "row: %llu", &ri->row) == 1;
+		seen |= sscanf(line, "row: %lld", &ri->row) == 1;
 		sscanf(line, "rx_wptr_rptr_size: %llu %llu %llu", &ri->rx_w, &ri->rx_r,
 		       &ri->rx_size);
 		sscanf(line, "tx_wptr_rptr_size: %llu %llu %llu", &ri->tx_w, &ri->tx_r,
@@ -110,7 +111,7 @@ static void show_pid(int pid)
 {
 	const struct accio_statfile *sf = NULL;
 	struct rowinfo ri;
-	char path[64], link[64], comm[32], fdcol[16];
+	char path[64], link[64], comm[32], fdcol[16], rowcol[24];
 	struct dirent *de;
 	DIR *d;
 	int fd, i, n = 0, have;
@@ -142,8 +143,12 @@ static void show_pid(int pid)
 			snprintf(fdcol, sizeof(fdcol), "%d", sf->slot[i].fd);
 		else
 			snprintf(fdcol, sizeof(fdcol), "-");
-		printf("%-7d %-15.15s %5s %4llu %8llu %8llu %10llu %10llu %8llu ",
-		       pid, comm, fdcol, ri.row, ri.rx_w - ri.rx_r, ri.tx_w - ri.tx_r,
+		if (ri.row >= 0)
+			snprintf(rowcol, sizeof(rowcol), "%lld", ri.row);
+		else
+			snprintf(rowcol, sizeof(rowcol), "-");
+		printf("%-7d %-15.15s %5s %4s %8llu %8llu %10llu %10llu %8llu ",
+		       pid, comm, fdcol, rowcol, ri.rx_w - ri.rx_r, ri.tx_w - ri.tx_r,
 		       ri.rx_pkts, ri.tx_pkts, ri.rx_drops);
 		if (have) {
 			const struct accio_stats *s = &sf->slot[i].st;
