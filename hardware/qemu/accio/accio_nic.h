@@ -21,8 +21,9 @@ typedef struct AccioUncoreState AccioUncoreState;
 #define ACCIO_NIC_FRAME_MAX 1518
 /* Frames of the offload engine between its DMA and the wire. */
 #define ACCIO_NIC_ENG_DEPTH 8
-/* Answers of the wire peer (wire-peer=echo) not yet back at the NIC. */
-#define ACCIO_NIC_PEER_DEPTH 256
+/* Answers of the wire peer (wire-peer=echo) not yet back at the NIC: a
+ * queue deep enough for a thousand clients with a request out each. */
+#define ACCIO_NIC_PEER_DEPTH 2048
 
 #define ACCIO_NIC_ID_VALUE ACCIO_NIC_ID_RESET
 
