@@ -658,7 +658,18 @@ def main():
         results[name] = res
         with open(os.path.join(outdir, f"{name}.json"), "w") as f:
             json.dump(res, f, indent=1)
-    write_report(report, outdir, results, conf, run.checked)
+    # a partial run (--only): the report keeps the other experiments'
+    # results already in the folder
+    checks = dict(run.checked)
+    for n in EXPERIMENTS:
+        path = os.path.join(outdir, f"{n}.json")
+        if n not in results and os.path.exists(path):
+            with open(path) as f:
+                results[n] = json.load(f)
+            if results[n].get("repeatability"):
+                checks[n] = results[n]["repeatability"]
+    results = {n: results[n] for n in EXPERIMENTS if n in results}
+    write_report(report, outdir, results, conf, checks)
     progress(f"done in {time.time() - t0:.0f} s: {report}")
     if not all(c["identical"] for c in run.checked.values()):
         sys.exit("eval: a deterministic run did not repeat exactly (see the report)")
