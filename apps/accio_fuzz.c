@@ -31,10 +31,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef SIOCACCIO
-#define SIOCACCIO	0x89f0
-#endif
-
 #define NSLOT	16
 
 struct slot {

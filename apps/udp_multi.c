@@ -14,7 +14,6 @@
  *
  * Prints "clients=T ok=K" and exits 0 when every client succeeded.
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -606,6 +606,21 @@ def write_report(path, outdir, results, conf, checks):
         f.write("\n".join(out))
 
 
+def load_results(outdir, names, into=None):
+    """Experiments' results already in outdir (those of names not in into)."""
+    results = dict(into or {})
+    for n in names:
+        path = os.path.join(outdir, f"{n}.json")
+        if n not in results and os.path.exists(path):
+            with open(path) as f:
+                results[n] = json.load(f)
+    return {n: results[n] for n in EXPERIMENTS if n in results}
+
+
+def repeat_checks(results):
+    return {n: r["repeatability"] for n, r in results.items() if r.get("repeatability")}
+
+
 def main():
     ap = argparse.ArgumentParser(prog="python3 -m eval", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="every experiment, small counts")
@@ -627,17 +642,11 @@ def main():
                           else os.path.join(ROOT, "eval", "REPORT.md"))
     os.makedirs(outdir, exist_ok=True)
     if a.report_only:
-        results = {}
-        for n in names:
-            path = os.path.join(outdir, f"{n}.json")
-            if os.path.exists(path):
-                with open(path) as f:
-                    results[n] = json.load(f)
+        results = load_results(outdir, names)
         if not results:
             sys.exit(f"eval: no results in {outdir}")
         conf = next(iter(results.values()))["configuration"]
-        checks = {n: r["repeatability"] for n, r in results.items() if r.get("repeatability")}
-        write_report(report, outdir, results, conf, checks)
+        write_report(report, outdir, results, conf, repeat_checks(results))
         progress(f"report written again: {report}")
         return
     conf = configuration(a.quick)
@@ -660,16 +669,8 @@ def main():
             json.dump(res, f, indent=1)
     # a partial run (--only): the report keeps the other experiments'
     # results already in the folder
-    checks = dict(run.checked)
-    for n in EXPERIMENTS:
-        path = os.path.join(outdir, f"{n}.json")
-        if n not in results and os.path.exists(path):
-            with open(path) as f:
-                results[n] = json.load(f)
-            if results[n].get("repeatability"):
-                checks[n] = results[n]["repeatability"]
-    results = {n: results[n] for n in EXPERIMENTS if n in results}
-    write_report(report, outdir, results, conf, checks)
+    results = load_results(outdir, EXPERIMENTS, into=results)
+    write_report(report, outdir, results, conf, repeat_checks(results))
     progress(f"done in {time.time() - t0:.0f} s: {report}")
     if not all(c["identical"] for c in run.checked.values()):
         sys.exit("eval: a deterministic run did not repeat exactly (see the report)")

@@ -14,8 +14,6 @@ import os
 import struct
 import sys
 
-OPS = {"write": 0, "store": 1, "read": 2, "rx": 3, "mem": 4, "link": 5, "time": 6,
-       "nic": 7, "dump": 8, "reset": 9}
 MEM_BASE = 0x80000000
 
 
@@ -78,7 +76,7 @@ def input_to_vec(data):
     rows, harts = 1 + (data[0] & 63), 1 + (data[0] >> 6)
     window = 0x1000 + rows * 0x1000
     out = [f"config rows={rows} harts={harts}"]
-    mem, now, p = bytearray(), 0, 1
+    now, p = 0, 1
 
     def who(b):
         s = f" user {b >> 3}" if b & 1 else ""
@@ -129,7 +127,6 @@ def input_to_vec(data):
                 out.append(f"config rows={rows} harts={harts}")
     except EOFError:
         out.append("# (input ends inside an operation)")
-    del mem
     return "\n".join(out) + "\n"
 
 
