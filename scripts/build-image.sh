@@ -38,6 +38,8 @@ while read -r kind name rest; do
 	esac
 done < "$ROOT/buildroot-config/packages.txt"
 
+# the same archive from any checkout and any day: fixed times
+find "$R" -exec touch -h -d @0 {} +
 (cd "$R" && find . -print0 | LC_ALL=C sort -z | \
 	cpio --null -o -H newc --owner 0:0 --quiet --reproducible) | gzip -9n > "$B/initramfs.cpio.gz.tmp"
 # Debian's riscv64 packages (buildroot-config/debian-packages.txt) as a second,
