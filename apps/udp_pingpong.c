@@ -12,7 +12,9 @@
  *
  * -t MS: a reply that has not come after MS milliseconds is lost (counted
  * in lost=N; a reply that comes later is skipped); without it the program
- * waits for every reply.
+ * waits for every reply. The first loss prints what the kernel knows of the
+ * connection ("diag" lines: the fdinfo of its Accio row fds and the
+ * socket's line of /proc/net/udp), so that a loss can be explained.
  *
  * Every reply is checked against the request. Prints key=value lines:
  * RTT percentiles, a log2 histogram (hist_us_LO=N), hardware RTT and
@@ -34,6 +36,7 @@
  * addresses can be named.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <linux/net_tstamp.h>
 #include <linux/sockios.h>
@@ -136,6 +139,49 @@ static void cpu_times(unsigned long long *busy, unsigned long long *total)
 	fclose(f);
 }
 
+/* What the kernel shows of this process's connection: "diag" lines. */
+static void diagnose(int fd, long round)
+{
+	struct sockaddr_in me;
+	socklen_t len = sizeof(me);
+	char path[64], link[128], line[256], port[8];
+	struct dirent *e;
+	DIR *d;
+	FILE *f;
+
+	printf("diag lost round %ld\n", round);
+	d = opendir("/proc/self/fd");
+	while (d && (e = readdir(d))) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = 0;
+		if (!strstr(link, "accio"))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", e->d_name);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f))
+			printf("diag fd %s %s", e->d_name, line);
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	if (getsockname(fd, (struct sockaddr *)&me, &len) < 0)
+		return;
+	snprintf(port, sizeof(port), ":%04X ", ntohs(me.sin_port));
+	f = fopen("/proc/net/udp", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, port))
+			printf("diag udp %s", line);
+	if (f)
+		fclose(f);
+	fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
 	static uint8_t tx[2048], rx[2048];
@@ -224,7 +270,8 @@ int main(int argc, char **argv)
 		t1 = now_ns();
 		if (n < 0 && timeout_ms > 0 &&
 		    (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			lost++;		/* the request or its reply is gone */
+			if (!lost++)	/* the request or its reply is gone */
+				diagnose(fd, i);
 			continue;
 		}
 		if (n != size || memcmp(tx, rx, size)) {

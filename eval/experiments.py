@@ -282,7 +282,7 @@ def exp_multiplex(run, quick):
                    f"for i in $(seq {t}); do echo @@c$i@@; cat /tmp/pp.$i; done")
             progress(f"multiplex: {name}, T={t} clients x {count} round trips")
             sec = sections(run.guest("multiplex", cmd, f"echo:{PEER_NS}"))
-            pts, p50s, p99s, bad, samples, lost = [], [], [], 0, 0, 0
+            pts, p50s, p99s, bad, samples, lost, diag = [], [], [], 0, 0, 0, []
             for i in range(1, t + 1):
                 text = sec.get(f"c{i}", "")
                 d = kv(text)
@@ -290,6 +290,10 @@ def exp_multiplex(run, quick):
                     bad += 1
                     continue
                 lost += int(d["lost"])
+                if int(d["lost"]):
+                    # what the client's kernel showed at its first loss
+                    diag += [f"client {i}: " + ln for ln in text.splitlines()
+                             if ln.startswith(("diag ", "lost="))][:60]
                 if "proc_cdf_us" not in d:
                     continue
                 samples += int(d["hw_samples"])
@@ -300,6 +304,7 @@ def exp_multiplex(run, quick):
             res["rows"].append({"contender": name, "threads": t, "count": count,
                                 "clients_ok": t - bad,
                                 "hw_samples": samples, "lost": lost,
+                                "loss_diagnostics": diag,
                                 "pooled_quantiles_us": pts,
                                 "p50_us": pts[len(pts) // 2] if pts else None,
                                 "p99_us": pts[len(pts) * 99 // 100] if pts else None,
