@@ -18,7 +18,7 @@ DEMO_PORT ?= 7777
 
 .PHONY: all demo test test-model test-rtl rtl test-system build bootstrap venv sources \
 	qemu linux userspace image apps regmap regmap-check boot clean stress-system stress-boot \
-	eval eval-quick fuzz soak
+	eval eval-quick fuzz soak soc test-soc
 
 all: build
 
@@ -59,7 +59,7 @@ demo: build
 boot: build
 	$(ACCIO) boot
 
-test: test-model test-rtl test-system
+test: test-model test-rtl test-soc test-system
 
 test-model: venv regmap-check bootstrap
 	$(PY) -m pytest -q tests/model
@@ -81,6 +81,15 @@ test-rtl: bootstrap
 
 rtl: bootstrap
 	$(MAKE) -C hardware/rtl verilog
+
+# The Rocket SoC (rocket-chip 1.2.6 cores and the uncore RTL) on Verilator:
+# build/soc/soc-simN for HARTS=N (default: 1 and 4), build/soc/sw/*.elf
+SOC_HARTS ?= 1 4
+soc: bootstrap
+	@for h in $(SOC_HARTS); do bash scripts/build-soc.sh $$h || exit 1; done
+
+test-soc: soc venv
+	$(PY) -m pytest -q tests/soc
 
 test-system: build venv
 	$(PY) -m pytest -q tests/system

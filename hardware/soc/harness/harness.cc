@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The Accio Rocket SoC's own Verilator harness (rocket-chip's emulator needs
+ * fesvr, which we do not have): DRAM behind Rocket's AXI4 memory port with an
+ * ELF loader, the boot ROM inside the SoC jumps to DRAM, a console on the
+ * MMIO port, the wire model on the uncore's AXI-Stream ports, cycle counts
+ * and optional FST waveforms for a window of cycles.
+ *
+ * usage: soc-sim [options] PROGRAM.elf
+ *   --max-cycles N      stop (exit 3) after N cycles (default 20,000,000)
+ *   --wire MODE         echo (default: every frame comes back with addresses
+ *                       and ports swapped), sink, or replay:FILE (frames as
+ *                       hex lines, sent in order once the program marks 1)
+ *   --wire-delay N      cycles from a frame's last TX beat to its echo (200)
+ *   --frames FILE       write every transmitted frame: the cycle of its last
+ *                       beat, then its bytes in hex
+ *   --fst FILE --fst-from C --fst-to C   waveforms (build with TRACE=1)
+ *   --mhz F             core clock for the uncore's time (default 1000)
+ *
+ * The console (offsets from 0x70000000): 0 prints a character, 8 ends the
+ * run with the value as exit status, 16 prints "mark N cycle C" (N the
+ * value), which the calibration uses. At the end: "cycles=C", the frame
+ * counts and the exit status.
+ */
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <elf.h>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "VAccioSoC.h"
+#include "verilated.h"
+#if VM_TRACE
+#include "verilated_fst_c.h"
+#endif
+
+static const uint64_t DRAM_BASE = 0x80000000ull;
+static const uint64_t DRAM_SIZE = 64ull << 20;
+
+struct Burst {
+	uint32_t id, len, size, beat;
+	uint64_t addr;
+};
+
+struct Frame {
+	std::vector<uint8_t> data;
+	uint64_t due;	/* cycle from which it may be sent */
+};
+
+static std::vector<uint8_t> dram(DRAM_SIZE);
+
+static uint8_t *dram_at(uint64_t a, size_t n)
+{
+	if (a < DRAM_BASE || a + n > DRAM_BASE + DRAM_SIZE)
+		return nullptr;
+	return &dram[a - DRAM_BASE];
+}
+
+static int load_elf(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	Elf64_Ehdr eh;
+
+	if (!f || fread(&eh, sizeof(eh), 1, f) != 1 || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_RISCV) {
+		fprintf(stderr, "soc-sim: %s: not a 64-bit RISC-V ELF file\n", path);
+		return -1;
+	}
+	for (int i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+
+		if (fseek(f, eh.e_phoff + i * sizeof(ph), SEEK_SET) || fread(&ph, sizeof(ph), 1, f) != 1)
+			return -1;
+		if (ph.p_type != PT_LOAD || !ph.p_memsz)
+			continue;
+		uint8_t *m = dram_at(ph.p_paddr, ph.p_memsz);
+		if (!m || ph.p_filesz > ph.p_memsz) {
+			fprintf(stderr, "soc-sim: %s: segment at %#" PRIx64 " is outside DRAM\n",
+				path, (uint64_t)ph.p_paddr);
+			return -1;
+		}
+		memset(m, 0, ph.p_memsz);
+		if (fseek(f, ph.p_offset, SEEK_SET) || fread(m, 1, ph.p_filesz, f) != ph.p_filesz)
+			return -1;
+	}
+	fclose(f);
+	return 0;
+}
+
+static int hexval(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static std::vector<std::vector<uint8_t>> read_frames(const char *path)
+{
+	std::vector<std::vector<uint8_t>> out;
+	FILE *f = fopen(path, "r");
+	char line[8192];
+
+	if (!f) {
+		fprintf(stderr, "soc-sim: %s: %s\n", path, strerror(errno));
+		exit(2);
+	}
+	while (fgets(line, sizeof(line), f)) {
+		std::vector<uint8_t> fr;
+		for (char *p = line; p[0] && p[1]; p += 2) {
+			int h = hexval(p[0]), l = hexval(p[1]);
+			if (h < 0 || l < 0)
+				break;
+			fr.push_back(h << 4 | l);
+		}
+		if (!fr.empty())
+			out.push_back(fr);
+	}
+	fclose(f);
+	return out;
+}
+
+/* The echo of a frame: Ethernet, IPv4 and UDP source and destination swapped
+ * (both checksums stay valid: their sums do not depend on the order). */
+static std::vector<uint8_t> echo_of(const std::vector<uint8_t> &in)
+{
+	std::vector<uint8_t> f = in;
+
+	if (f.size() < 42 || f[12] != 0x08 || f[13] != 0x00)
+		return f;
+	for (int i = 0; i < 6; i++)
+		std::swap(f[i], f[6 + i]);
+	for (int i = 0; i < 4; i++)
+		std::swap(f[26 + i], f[30 + i]);
+	size_t l4 = 14 + (f[14] & 15) * 4;
+	if (f[23] == 17 && f.size() >= l4 + 8)
+		for (int i = 0; i < 2; i++)
+			std::swap(f[l4 + i], f[l4 + 2 + i]);
+	return f;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t max_cycles = 20000000, wire_delay = 200, fst_from = 0, fst_to = 0;
+	const char *elf = nullptr, *frames_path = nullptr, *fst_path = nullptr;
+	std::string wire = "echo";
+	double mhz = 1000;
+
+	Verilated::commandArgs(argc, argv);
+	for (int i = 1; i < argc; i++) {
+		std::string a = argv[i];
+		auto next = [&]() -> const char * {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "soc-sim: %s needs a value\n", a.c_str());
+				exit(2);
+			}
+			return argv[++i];
+		};
+		if (a == "--max-cycles") max_cycles = strtoull(next(), nullptr, 0);
+		else if (a == "--wire") wire = next();
+		else if (a == "--wire-delay") wire_delay = strtoull(next(), nullptr, 0);
+		else if (a == "--frames") frames_path = next();
+		else if (a == "--fst") fst_path = next();
+		else if (a == "--fst-from") fst_from = strtoull(next(), nullptr, 0);
+		else if (a == "--fst-to") fst_to = strtoull(next(), nullptr, 0);
+		else if (a == "--mhz") mhz = atof(next());
+		else if (a[0] == '+') continue;	/* plusargs for the RTL */
+		else if (a[0] == '-') {
+			fprintf(stderr, "soc-sim: unknown option %s\n", a.c_str());
+			return 2;
+		} else elf = argv[i];
+	}
+	if (!elf || (wire != "echo" && wire != "sink" && wire.rfind("replay:", 0))) {
+		fprintf(stderr, "usage: soc-sim [--max-cycles N] [--wire echo|sink|replay:FILE] "
+			"[--wire-delay N] [--frames FILE] [--fst FILE --fst-from C --fst-to C] "
+			"[--mhz F] PROGRAM.elf\n");
+		return 2;
+	}
+	if (load_elf(elf))
+		return 2;
+	std::vector<std::vector<uint8_t>> replay;
+	if (!wire.rfind("replay:", 0))
+		replay = read_frames(wire.c_str() + 7);
+	FILE *frames = frames_path ? fopen(frames_path, "w") : nullptr;
+
+	auto top = std::make_unique<VAccioSoC>();
+#if VM_TRACE
+	std::unique_ptr<VerilatedFstC> fst;
+	if (fst_path) {
+		Verilated::traceEverOn(true);
+		fst = std::make_unique<VerilatedFstC>();
+		top->trace(fst.get(), 99);
+		fst->open(fst_path);
+	}
+#else
+	if (fst_path) {
+		fprintf(stderr, "soc-sim: built without waveforms (make soc TRACE=1)\n");
+		return 2;
+	}
+#endif
+	std::deque<Burst> rq, wq;
+	std::deque<std::pair<uint32_t, uint32_t>> bq;	/* id, resp */
+	std::deque<Frame> rxq;
+	std::vector<uint8_t> txf, nicf;
+	size_t rx_off = 0;
+	uint64_t cycle = 0, tx_frames = 0, rx_frames = 0, nic_frames = 0;
+	int status = -1;
+
+	top->mac = 0x020000000002ull;	/* 02:00:00:00:00:02, byte 0 in bits 7:0 */
+	top->reset = 1;
+	top->clock = 0;
+	for (; cycle < max_cycles && status < 0; cycle++) {
+		top->reset = cycle < 20;
+		top->time_ns = (uint64_t)(cycle * 1000.0 / mhz);
+		/* inputs for this cycle */
+		top->mem_axi4_0_aw_ready = 1;
+		top->mem_axi4_0_w_ready = !wq.empty();
+		top->mem_axi4_0_ar_ready = rq.size() < 8;
+		top->mem_axi4_0_b_valid = !bq.empty();
+		if (!bq.empty()) {
+			top->mem_axi4_0_b_bits_id = bq.front().first;
+			top->mem_axi4_0_b_bits_resp = bq.front().second;
+		}
+		top->mem_axi4_0_r_valid = !rq.empty();
+		if (!rq.empty()) {
+			Burst &b = rq.front();
+			uint64_t a = (b.addr & ~(uint64_t)((1u << b.size) - 1)) +
+				     (uint64_t)b.beat * (1u << b.size);
+			uint8_t *m = dram_at(a & ~7ull, 8);
+			uint64_t v = 0;
+			if (m)
+				memcpy(&v, m, 8);
+			top->mem_axi4_0_r_bits_id = b.id;
+			top->mem_axi4_0_r_bits_data = v;
+			top->mem_axi4_0_r_bits_resp = m ? 0 : 3;
+			top->mem_axi4_0_r_bits_last = b.beat == b.len;
+		}
+		top->tx_ready = 1;
+		top->toNic_ready = 1;
+		top->link_valid = 0;
+		bool rx_have = !rxq.empty() && rxq.front().due <= cycle;
+		top->rx_valid = rx_have;
+		if (rx_have) {
+			auto &d = rxq.front().data;
+			uint64_t v = 0;
+			size_t n = std::min<size_t>(8, d.size() - rx_off);
+			memcpy(&v, &d[rx_off], n);
+			top->rx_data = v;
+			top->rx_keep = (uint8_t)((1u << n) - 1);
+			top->rx_last = rx_off + 8 >= d.size();
+		}
+		top->eval();
+
+		/* what happens at this rising edge */
+		if (top->mem_axi4_0_ar_valid && top->mem_axi4_0_ar_ready)
+			rq.push_back({top->mem_axi4_0_ar_bits_id, top->mem_axi4_0_ar_bits_len,
+				      top->mem_axi4_0_ar_bits_size, 0, top->mem_axi4_0_ar_bits_addr});
+		bool r_fire = top->mem_axi4_0_r_valid && top->mem_axi4_0_r_ready;
+		if (top->mem_axi4_0_w_valid && top->mem_axi4_0_w_ready) {
+			Burst &b = wq.front();
+			uint64_t a = (b.addr & ~(uint64_t)((1u << b.size) - 1)) +
+				     (uint64_t)b.beat * (1u << b.size);
+			uint8_t *m = dram_at(a & ~7ull, 8);
+			uint64_t v = top->mem_axi4_0_w_bits_data;
+			for (int i = 0; m && i < 8; i++)
+				if (top->mem_axi4_0_w_bits_strb >> i & 1)
+					m[i] = v >> (8 * i);
+			if (b.beat++ == b.len) {
+				bq.push_back({b.id, m ? 0u : 3u});
+				wq.pop_front();
+			}
+		}
+		if (top->mem_axi4_0_aw_valid && top->mem_axi4_0_aw_ready)
+			wq.push_back({top->mem_axi4_0_aw_bits_id, top->mem_axi4_0_aw_bits_len,
+				      top->mem_axi4_0_aw_bits_size, 0, top->mem_axi4_0_aw_bits_addr});
+		if (top->mem_axi4_0_b_valid && top->mem_axi4_0_b_ready)
+			bq.pop_front();
+		if (r_fire) {
+			if (rq.front().beat++ == rq.front().len)
+				rq.pop_front();
+		}
+		if (rx_have && top->rx_ready) {
+			rx_off += 8;
+			if (rx_off >= rxq.front().data.size()) {
+				rxq.pop_front();
+				rx_off = 0;
+				rx_frames++;
+			}
+		}
+		if (top->tx_valid) {
+			uint64_t v = top->tx_data;
+			for (int i = 0; i < 8; i++)
+				if (top->tx_keep >> i & 1)
+					txf.push_back(v >> (8 * i));
+			if (top->tx_last) {
+				tx_frames++;
+				if (frames) {
+					fprintf(frames, "%" PRIu64 " ", cycle);
+					for (uint8_t c : txf)
+						fprintf(frames, "%02x", c);
+					fprintf(frames, "\n");
+				}
+				if (wire == "echo")
+					rxq.push_back({echo_of(txf), cycle + wire_delay});
+				txf.clear();
+			}
+		}
+		if (top->toNic_valid && top->toNic_last)
+			nic_frames++;
+		if (top->cons_valid) {
+			uint64_t v = top->cons_data;
+			switch (top->cons_off) {
+			case 0:
+				putchar((int)(v & 0xff));
+				fflush(stdout);
+				break;
+			case 8:
+				status = (int)(v & 0xff);
+				break;
+			case 16:
+				if (v == 1)
+					for (auto &fr : replay)
+						rxq.push_back({fr, cycle});
+				printf("mark %" PRIu64 " cycle %" PRIu64 "\n", v, cycle);
+				break;
+			}
+		}
+		top->clock = 1;
+		top->eval();
+#if VM_TRACE
+		if (fst && cycle >= fst_from && (!fst_to || cycle <= fst_to))
+			fst->dump(2 * cycle + 1);
+#endif
+		top->clock = 0;
+		top->eval();
+#if VM_TRACE
+		if (fst && cycle >= fst_from && (!fst_to || cycle <= fst_to))
+			fst->dump(2 * cycle + 2);
+#endif
+	}
+	top->final();
+#if VM_TRACE
+	if (fst)
+		fst->close();
+#endif
+	if (frames)
+		fclose(frames);
+	printf("cycles=%" PRIu64 "\ntx_frames=%" PRIu64 "\nrx_frames=%" PRIu64
+	       "\nnic_frames=%" PRIu64 "\n", cycle, tx_frames, rx_frames, nic_frames);
+	if (status < 0) {
+		printf("status=timeout\n");
+		return 3;
+	}
+	printf("status=%d\n", status);
+	return status;
+}

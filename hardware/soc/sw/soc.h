@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/* The Accio Rocket SoC for bare-metal programs: addresses, MMIO access to
+ * the uncore through its two aliases, the console. Register offsets come
+ * from the generated register map (hardware/generated/accio_offsets.h). */
+#ifndef ACCIO_SOC_H
+#define ACCIO_SOC_H
+#include <stdint.h>
+#include "accio_offsets.h"
+
+#define SOC_UNCORE_K	0x60000000UL	/* kernel alias: privileged accesses */
+#define SOC_UNCORE_U	0x60100000UL	/* user alias: checked against CTX[hart] */
+#define SOC_CTX		0x60200000UL	/* CTX[h] at +8h: the ASID hart h runs */
+#define SOC_CONSOLE	0x70000000UL
+#define SOC_PLIC	0x0c000000UL
+#define SOC_IRQ_EVENT	1		/* PLIC sources */
+#define SOC_IRQ_WAKE(h)	(2 + (h))
+
+static inline void mmio_w64(uintptr_t a, uint64_t v)
+{
+	*(volatile uint64_t *)a = v;
+}
+
+static inline uint64_t mmio_r64(uintptr_t a)
+{
+	return *(volatile uint64_t *)a;
+}
+
+static inline void mmio_w32(uintptr_t a, uint32_t v)
+{
+	*(volatile uint32_t *)a = v;
+}
+
+static inline uint32_t mmio_r32(uintptr_t a)
+{
+	return *(volatile uint32_t *)a;
+}
+
+static inline uintptr_t row_k(unsigned int row, unsigned int reg)
+{
+	return SOC_UNCORE_K + ACCIO_UNCORE_ROW_BASE + row * ACCIO_UNCORE_ROW_STRIDE + reg;
+}
+
+static inline uintptr_t row_u(unsigned int row, unsigned int reg)
+{
+	return SOC_UNCORE_U + ACCIO_UNCORE_ROW_BASE + row * ACCIO_UNCORE_ROW_STRIDE + reg;
+}
+
+static inline uintptr_t hart_k(unsigned int hart, unsigned int reg)
+{
+	return SOC_UNCORE_K + ACCIO_UNCORE_HART_BASE + hart * ACCIO_UNCORE_HART_STRIDE + reg;
+}
+
+static inline uint64_t rdcycle(void)
+{
+	uint64_t c;
+
+	__asm__ volatile("rdcycle %0" : "=r"(c));
+	return c;
+}
+
+static inline void fence(void)
+{
+	__asm__ volatile("fence" ::: "memory");
+}
+
+static inline void putch(char c)
+{
+	*(volatile uint8_t *)SOC_CONSOLE = (uint8_t)c;
+}
+
+static inline void puts_(const char *s)
+{
+	while (*s)
+		putch(*s++);
+}
+
+static inline void putnum(const char *key, uint64_t v)
+{
+	char b[24];
+	int n = 0;
+
+	puts_(key);
+	putch('=');
+	do {
+		b[n++] = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	while (n)
+		putch(b[--n]);
+	putch('\n');
+}
+
+static inline void puthex(const char *key, uint64_t v)
+{
+	int i;
+
+	puts_(key);
+	puts_("=0x");
+	for (i = 60; i >= 0; i -= 4)
+		putch("0123456789abcdef"[(v >> i) & 15]);
+	putch('\n');
+}
+
+/* "mark N cycle C" in the harness's output: a cycle stamp taken outside */
+static inline void mark(uint64_t n)
+{
+	mmio_w64(SOC_CONSOLE + 16, n);
+}
+#endif

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The Accio Rocket SoC as a Verilator model, and its bare-metal programs.
+#   scripts/build-soc.sh [HARTS]      (default 1; 1 to 4)
+# Steps, each cached under $ACCIO_CACHE/soc by a hash of its inputs:
+#   rocket  rocket-chip 1.2.6 (Maven) elaborates ExampleRocketSystem with our
+#           configuration (hardware/soc/src) and boot ROM: Verilog, the AXI
+#           ID map of its MMIO port
+#   uncore  the uncore's Chisel (hardware/rtl) emitted with 16 rows, HARTS harts
+#   sim     the Verilog top (hardware/soc/gen_top.py), the MMIO bridge
+#           (hardware/soc/vsrc) and the harness (hardware/soc/harness)
+#           compiled by Verilator
+# Output: build/soc/soc-simN (HARTS=N), build/soc/sw/*.elf.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+HARTS=${1:-1}
+ROWS=${SOC_ROWS:-16}
+case "$HARTS" in 1|2|3|4) ;; *) log "HARTS must be 1 to 4"; exit 2 ;; esac
+SOC=$ROOT/hardware/soc
+OUT=$ROOT/build/soc
+SC=$CACHE/soc
+mkdir -p "$OUT/sw" "$SC"
+RV="riscv64-linux-gnu-gcc -march=rv64imac_zicsr_zifencei -mabi=lp64 -mcmodel=medany"
+
+# the boot ROM image (baked into the Rocket Verilog)
+$RV -nostdlib -c "$SOC/sw/bootrom.S" -o "$OUT/sw/bootrom.o"
+riscv64-linux-gnu-objcopy -O binary "$OUT/sw/bootrom.o" "$OUT/sw/bootrom.img"
+
+# bare-metal programs
+for c in "$SOC"/sw/*.c; do
+	$RV -fno-pie -no-pie -Wl,--build-id=none -ffreestanding -nostdlib -nostartfiles -static \
+		-O2 -Wall -Werror -I"$SOC/sw" -I"$ROOT/hardware/generated" -T "$SOC/sw/link.ld" \
+		-o "$OUT/sw/$(basename "$c" .c).elf" "$SOC/sw/crt0.S" "$c"
+done
+
+export MAVEN_OPTS=${MAVEN_OPTS:--Xmx6g}
+rkey=$(hash_inputs "$SOC/pom.xml" "$SOC/src" "$OUT/sw/bootrom.img"; echo "$HARTS")
+rkey=$(echo "$rkey" | sha256sum | cut -c1-16)
+R=$SC/rocket-$HARTS-$rkey
+if [ ! -f "$R/AccioRocket$HARTS.v" ]; then
+	log "rocket-chip 1.2.6: elaborating $HARTS hart(s) (about two minutes)"
+	rm -rf "$R.tmp"
+	mkdir -p "$R.tmp"
+	cp "$OUT/sw/bootrom.img" "$R.tmp/bootrom.img"
+	(cd "$SOC" && run_logged "$R.tmp/emit.log" rocket mvn -B -q -Dstyle.color=never compile \
+		exec:java -Dexec.mainClass=accio.soc.Emit -Dexec.args="$R.tmp $HARTS $R.tmp/bootrom.img")
+	rm -f "$R.tmp"/*.fir
+	rm -rf "$R" && mv "$R.tmp" "$R"
+fi
+
+ukey=$(hash_inputs "$ROOT/hardware/rtl/src/main" "$ROOT/hardware/rtl/pom.xml" \
+	"$ROOT/hardware/generated/AccioRegs.scala"; echo "$ROWS $HARTS")
+ukey=$(echo "$ukey" | sha256sum | cut -c1-16)
+U=$SC/uncore-$ROWS-$HARTS-$ukey
+if [ ! -f "$U/AccioUncore.sv" ]; then
+	log "uncore: $ROWS rows, $HARTS hart(s)"
+	rm -rf "$U.tmp"
+	run_logged "$SC/uncore.log" uncore make -C "$ROOT/hardware/rtl" verilog ROWS="$ROWS" \
+		HARTS="$HARTS" OUTDIR="$U.tmp"
+	rm -rf "$U" && mv "$U.tmp" "$U"
+fi
+
+python3 "$SOC/gen_top.py" "$R/AccioRocket$HARTS.v" "$R/mmio-ids.txt" "$HARTS" "$OUT/AccioSoC$HARTS.sv"
+TRACE=${TRACE:-0}
+VFLAGS="-O2 --x-assign fast --x-initial fast --noassert -Wno-fatal -Wno-lint -Wno-style
+	-Wno-PINCONNECTEMPTY +define+PRINTF_COND=0 +define+STOP_COND=0"
+[ "$TRACE" = 1 ] && VFLAGS="$VFLAGS --trace-fst"
+skey=$(hash_inputs "$OUT/AccioSoC$HARTS.sv" "$SOC/vsrc" "$SOC/harness" "$U/AccioUncore.sv" \
+	"$R/AccioRocket$HARTS.v"; echo "$VFLAGS"; verilator --version)
+skey=$(echo "$skey" | sha256sum | cut -c1-16)
+S=$SC/sim-$HARTS-$skey
+if [ ! -x "$S/soc-sim" ]; then
+	log "verilator: the SoC with $HARTS hart(s) (a minute or two)"
+	rm -rf "$S.tmp"
+	mkdir -p "$S.tmp"
+	# shellcheck disable=SC2086
+	run_logged "$S.tmp/verilator.log" verilator verilator --cc --exe --build -j "$JOBS" $VFLAGS \
+		--top-module AccioSoC -Mdir "$S.tmp/obj" -o ../soc-sim \
+		-CFLAGS "-O1 -std=c++17" -LDFLAGS "-static-libstdc++" \
+		"$OUT/AccioSoC$HARTS.sv" "$SOC/vsrc/AccioMmioBridge.sv" "$U/AccioUncore.sv" \
+		"$R/AccioRocket$HARTS.v" "$R/plusarg_reader.v" "$SOC/harness/harness.cc"
+	rm -rf "$S.tmp/obj"
+	rm -rf "$S" && mv "$S.tmp" "$S"
+fi
+ln -sfn "$S/soc-sim" "$OUT/soc-sim$HARTS"
+log "ready: build/soc/soc-sim$HARTS, build/soc/sw/*.elf"
