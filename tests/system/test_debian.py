@@ -205,5 +205,9 @@ def test_memcached_over_udp_with_and_without_libaccio():
     (s,) = accio_stats(r.output)
     # 100 sets + 102 gets + the load + probes/shutdown, all through the row
     assert s["rx_pkts"] >= 202 + result[1][1]["requests"], (s, result)
-    assert s["rx_ring"] == s["rx_pkts"] and s["rx_kernel"] == 0, s
+    # every datagram the row took came through its ring; the client's
+    # "stats" probes (one each 0.2 s until the server answers) may reach
+    # the socket in the moment between memcached's bind and the row: those
+    # are read from the kernel socket, as they must be
+    assert s["rx_ring"] == s["rx_pkts"] and s["rx_kernel"] <= 2, s
     assert s["tx_ring"] + s["tx_mmio"] == s["tx_pkts"] and s["tx_kernel"] == 0, s

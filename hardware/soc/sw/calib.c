@@ -100,23 +100,28 @@ int main(void)
 	uint64_t next = 0, v[ROUNDS];
 	int r;
 
+	nic_up();
 	mmio_w64(SOC_UNCORE_K + ACCIO_UNCORE_CTRL, 1);
 	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_LOCAL), 0x11ull << 48 | 5000ull << 32 | 0x0a00020f);
 	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_REMOTE), 7000ull << 32 | 0x0a000202);
 	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_OWNER_ASID), ASID);
-	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_DST_MAC), 0x0c0000005452ull);
+	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_DST_MAC), SOC_PEER_MAC);
 	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_RX_BASE), (uintptr_t)rx_ring);
 	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_RX_SIZE), sizeof(rx_ring));
 	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_TX_BASE), (uintptr_t)tx_ring);
 	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_TX_SIZE), sizeof(tx_ring));
 	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_STATE),
 		 ACCIO_UNCORE_ROW_STATE_ENABLED_MASK | ACCIO_UNCORE_ROW_STATE_ACCEL_MASK);
-	mmio_w64(SOC_CTX, ASID);
+	ctx_set(0, ASID);
 
 	MEASURE("load_uncore", mmio_r64(SOC_UNCORE_K + ACCIO_UNCORE_ID));
+	#ifndef SOC_QEMU
 	MEASURE("load_bridge", mmio_r64(SOC_CTX));
+#endif
 	MEASURE("store_uncore", mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_OWNER_COOKIE), 1));
+	#ifndef SOC_QEMU
 	MEASURE("store_bridge", mmio_w64(SOC_CTX, ASID));
+#endif
 	MEASURE("rq_pop", mmio_r64(hart_k(0, ACCIO_UNCORE_HART_RQ_POP)));
 	for (r = 0; r < ROUNDS; r++) {
 		uint64_t a = rdcycle();
