@@ -52,6 +52,7 @@ struct accio_uncore {
 	struct window *win;	/* one MMIO TX reorder unit per row */
 	uint8_t *tx_wait;	/* rows whose doorbell waits for the NIC */
 	unsigned int tx_next;	/* where the round-robin resume starts */
+	bool tx_from_ring;	/* the frame being sent came from a TX ring */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -476,6 +477,7 @@ static void doorbell(struct accio_uncore *u, unsigned int row)
 			goto bad;
 		if (ring_io(u, false, base, size, rptr + ACCIO_TX_HDR, udp + 8, len))
 			goto bad;
+		u->tx_from_ring = true;
 		wire = send_datagram(u, row, dip, dport, frame, len);
 		rptr += rec;
 		*rreg(u, row, ACCIO_UNCORE_ROW_TX_RPTR) = rptr;
@@ -552,6 +554,7 @@ static void win_drain(struct accio_uncore *u, unsigned int row)
 			event(u, ACCIO_EV_MMIO_TX_ERROR, row, start);
 			continue;
 		}
+		u->tx_from_ring = false;
 		count_tx(u, row, len, send_datagram(u, row, dip, dport, frame, len));
 	}
 }
@@ -923,6 +926,11 @@ size_t accio_uncore_dump(struct accio_uncore *u, char *buf, size_t len)
 		    (unsigned long long)*rreg(u, r, ACCIO_UNCORE_ROW_PROT_FAULTS));
 	}
 	return b.used;
+}
+
+bool accio_uncore_tx_from_ring(const struct accio_uncore *u)
+{
+	return u->tx_from_ring;
 }
 
 uint64_t accio_uncore_window(const struct accio_uncore *u)

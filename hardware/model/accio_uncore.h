@@ -78,6 +78,9 @@ void accio_uncore_free(struct accio_uncore *u);
 void accio_uncore_reset(struct accio_uncore *u);
 /* Size of the register window for this configuration, in bytes. */
 uint64_t accio_uncore_window(const struct accio_uncore *u);
+/* In ops->transmit: whether the frame was read from a TX ring (a doorbell)
+ * rather than written into the MMIO transmit window. */
+bool accio_uncore_tx_from_ring(const struct accio_uncore *u);
 
 uint64_t accio_uncore_read(struct accio_uncore *u, uint64_t off,
 			   const struct accio_access *who);

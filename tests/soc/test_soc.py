@@ -93,9 +93,11 @@ def test_calibration_program_measures_every_path():
     kv = {k: int(v) for k, v in (ln.split("=") for ln in r.stdout.splitlines()
                                  if "=" in ln and ln.split("=")[1].isdigit())}
     for k in ("load_uncore", "load_bridge", "store_uncore", "store_bridge", "rq_pop",
-              "doorbell_rx", "window_rx", "irq_after_record"):
+              "doorbell_rx", "window_rx", "doorbell_irq", "doorbell_rx_1k", "window_rx_1k"):
         assert k in kv, k
     # an uncore register costs more than a register the bridge answers; the
     # wire's 200-cycle echo is inside both transmit paths
     assert kv["load_uncore"] > kv["load_bridge"] > 0
-    assert kv["doorbell_rx"] > kv["window_rx"] > 200
+    assert kv["doorbell_rx"] > 200 and kv["window_rx"] > 200 and kv["doorbell_irq"] > 200
+    # a 1024-byte datagram takes longer than a 64-byte one either way
+    assert kv["doorbell_rx_1k"] > kv["doorbell_rx"] and kv["window_rx_1k"] > kv["window_rx"]

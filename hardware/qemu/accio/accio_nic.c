@@ -631,10 +631,13 @@ void accio_nic_set_uncore(AccioNICState *s, AccioUncoreState *uncore)
  * A frame built by the offload engine: fetched over the bus, through the
  * pipeline, then serialized on the wire after the frames ahead of it. The
  * engine asks accio_nic_tx_ready() first, so there is always room.
+ * fetch_ns: the latency of reading the frame's record from memory before
+ * its bytes cross the bus (the engine's TX ring path; 0 for the window).
  * Returns when the frame's first bit goes on the wire (virtual clock, ns:
  * the clock of the RX timestamps); for a refused frame, the current time.
  */
-uint64_t accio_nic_transmit(AccioNICState *s, const uint8_t *frame, size_t len)
+uint64_t accio_nic_transmit(AccioNICState *s, const uint8_t *frame, size_t len,
+                            uint32_t fetch_ns)
 {
     uint64_t start, end;
     uint32_t i;
@@ -643,7 +646,7 @@ uint64_t accio_nic_transmit(AccioNICState *s, const uint8_t *frame, size_t len)
         s->stats[ACCIO_STAT_TX_ERRORS]++;
         return accio_now();
     }
-    start = MAX(accio_dma(s, accio_now(), len) + s->pipeline_ns,
+    start = MAX(accio_dma(s, accio_now() + fetch_ns, len) + s->pipeline_ns,
                 s->wire_free_at);
     end = start + accio_wire_ns(s, len);
     s->wire_free_at = end;

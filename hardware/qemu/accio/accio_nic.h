@@ -137,7 +137,8 @@ void accio_nic_set_uncore(AccioNICState *s, AccioUncoreState *uncore);
  * Put a frame built by the offload engine on the wire; returns the virtual
  * time (ns) at which its first bit goes out.
  */
-uint64_t accio_nic_transmit(AccioNICState *s, const uint8_t *frame, size_t len);
+uint64_t accio_nic_transmit(AccioNICState *s, const uint8_t *frame, size_t len,
+                            uint32_t fetch_ns);
 bool accio_nic_tx_ready(AccioNICState *s);
 
 #endif /* HW_ACCIO_NIC_H */

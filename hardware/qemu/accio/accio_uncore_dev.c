@@ -47,7 +47,9 @@ static uint64_t dev_transmit(void *opaque, const uint8_t *frame, size_t len)
     AccioUncoreState *s = opaque;
 
     if (s->nic) {
-        return accio_nic_transmit(s->nic, frame, len);
+        return accio_nic_transmit(s->nic, frame, len,
+                                  accio_uncore_tx_from_ring(s->model) ?
+                                  s->tx_fetch_ns : 0);
     }
     return dev_now(opaque);
 }
@@ -59,12 +61,41 @@ static bool dev_tx_ready(void *opaque)
     return !s->nic || accio_nic_tx_ready(s->nic);
 }
 
+/*
+ * Interrupt delivery: a line rises irq-delay-ns after the model raised it
+ * (the synchronizers and the interrupt controller's pipeline of a real
+ * SoC; 0: at once) and falls at once, so that a line cleared meanwhile
+ * never rises.
+ */
+static void dev_irq_timer(void *opaque)
+{
+    AccioIrqLine *l = opaque;
+
+    if (l->want) {
+        qemu_set_irq(l->s->irq[l->line], 1);
+    }
+}
+
 static void dev_set_irq(void *opaque, unsigned int line, int level)
 {
     AccioUncoreState *s = opaque;
+    AccioIrqLine *l;
 
-    if (s->irq && line <= s->harts) {
+    if (!s->irq || line > s->harts) {
+        return;
+    }
+    if (!s->irq_delay_ns) {
         qemu_set_irq(s->irq[line], level);
+        return;
+    }
+    l = &s->irq_line[line];
+    l->want = level;
+    if (!level) {
+        timer_del(l->timer);
+        qemu_set_irq(s->irq[line], 0);
+    } else if (!timer_pending(l->timer)) {
+        timer_mod(l->timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                  s->irq_delay_ns);
     }
 }
 
@@ -169,8 +200,13 @@ static void accio_uncore_realize(DeviceState *dev, Error **errp)
                           "accio-uncore", accio_uncore_window(s->model));
     sysbus_init_mmio(SYS_BUS_DEVICE(dev), &s->mmio);
     s->irq = g_new0(qemu_irq, s->harts + 1);
+    s->irq_line = g_new0(AccioIrqLine, s->harts + 1);
     for (i = 0; i <= s->harts; i++) {
         sysbus_init_irq(SYS_BUS_DEVICE(dev), &s->irq[i]);
+        s->irq_line[i].s = s;
+        s->irq_line[i].line = i;
+        s->irq_line[i].timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, dev_irq_timer,
+                                            &s->irq_line[i]);
     }
 }
 
@@ -178,6 +214,12 @@ static void accio_uncore_unrealize(DeviceState *dev)
 {
     AccioUncoreState *s = ACCIO_UNCORE(dev);
 
+    unsigned int i;
+
+    for (i = 0; i <= s->harts; i++) {
+        timer_free(s->irq_line[i].timer);
+    }
+    g_free(s->irq_line);
     accio_uncore_free(s->model);
     g_free(s->irq);
 }
@@ -200,6 +242,9 @@ static char *accio_uncore_get_state(Object *obj, Error **errp)
 static const Property accio_uncore_properties[] = {
     DEFINE_PROP_UINT32("rows", AccioUncoreState, rows, 64),
     DEFINE_PROP_UINT32("harts", AccioUncoreState, harts, 4),
+    /* timing, measured on the RTL SoC by eval/bench_soc.py; 0: none */
+    DEFINE_PROP_UINT32("irq-delay-ns", AccioUncoreState, irq_delay_ns, 0),
+    DEFINE_PROP_UINT32("tx-fetch-ns", AccioUncoreState, tx_fetch_ns, 0),
 };
 
 static void accio_uncore_class_init(ObjectClass *klass, void *data)

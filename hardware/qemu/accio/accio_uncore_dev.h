@@ -8,12 +8,20 @@
 
 #include "hw/sysbus.h"
 #include "qom/object.h"
+#include "qemu/timer.h"
 #include "hw/accio/accio_uncore.h"
 
 #define TYPE_ACCIO_UNCORE "accio-uncore"
 OBJECT_DECLARE_SIMPLE_TYPE(AccioUncoreState, ACCIO_UNCORE)
 
 typedef struct AccioNICState AccioNICState;
+
+typedef struct AccioIrqLine {
+    struct AccioUncoreState *s;
+    unsigned int line;
+    QEMUTimer *timer;       /* a delayed rise */
+    bool want;              /* the model's level */
+} AccioIrqLine;
 
 struct AccioUncoreState {
     SysBusDevice parent_obj;
@@ -22,9 +30,12 @@ struct AccioUncoreState {
     qemu_irq *irq;          /* harts wake-up lines, then the event line */
     struct accio_uncore *model;
     AccioNICState *nic;     /* the wire, set by the machine */
+    AccioIrqLine *irq_line;
 
     uint32_t rows;
     uint32_t harts;
+    uint32_t irq_delay_ns;
+    uint32_t tx_fetch_ns;
 };
 
 /* The NIC offers every received frame; true when the engine took it. */
