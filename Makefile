@@ -83,10 +83,12 @@ rtl: bootstrap
 	$(MAKE) -C hardware/rtl verilog
 
 # The Rocket SoC (rocket-chip 1.2.6 cores and the uncore RTL) on Verilator:
-# build/soc/soc-simN for HARTS=N (default: 1 and 4), build/soc/sw/*.elf
-SOC_HARTS ?= 1 4
+# build/soc/soc-sim1 (one hart, the uncore joined by the Verilog top) and
+# build/soc/soc-sim4-dip (four harts, the uncore attached by the
+# WithAccioUncore config fragment), their programs in build/soc/sw*/
 soc: bootstrap
-	@for h in $(SOC_HARTS); do bash scripts/build-soc.sh $$h || exit 1; done
+	@bash scripts/build-soc.sh 1
+	@bash scripts/build-soc.sh 4 diplomatic
 
 test-soc: soc venv
 	$(PY) -m pytest -q tests/soc

@@ -16,7 +16,7 @@ usage: python3 eval/bench_soc.py [--json FILE] [--no-boot]
    delay to the 64-byte paths); the 1024-byte MMIO-window path is not used in
    the fit and checks it.
 2. Simulation speed: hardware/soc/sw/spin.c (the same checksum loop on every
-   hart) on the 1- and 4-hart models: simulated cycles per wall second, and
+   hart) on the 1-hart model and the 4-hart one (WithAccioUncore): simulated cycles per wall second, and
    the core's IPC on it.
 3. A Linux boot on the RTL SoC, extrapolated: the instructions the QEMU SoC
    retires from reset to the first shell command (icount), divided by the
@@ -108,9 +108,10 @@ def without_wire(runs, short, long):
 
 
 def speed(harts):
-    exe = os.path.join(SOC, f"soc-sim{harts}")
+    exe, sw = (("soc-sim1", "sw") if harts == 1 else (f"soc-sim{harts}-dip", "sw-dip"))
     t = time.monotonic()
-    r = subprocess.run([exe, os.path.join(SOC, "sw", "spin.elf")], capture_output=True,
+    r = subprocess.run([os.path.join(SOC, exe), os.path.join(SOC, sw, "spin.elf")],
+                       capture_output=True,
                        text=True, timeout=1200)
     wall = time.monotonic() - t
     d = kv(r.stdout)
@@ -133,7 +134,7 @@ def main():
     ap.add_argument("--json", default=os.path.join(ROOT, "eval", "results", "soc.json"))
     ap.add_argument("--no-boot", action="store_true", help="skip the boot extrapolation")
     a = ap.parse_args()
-    for n in ("soc-sim1", "soc-sim4", "sw/calib.elf", "sw/spin.elf"):
+    for n in ("soc-sim1", "soc-sim4-dip", "sw/calib.elf", "sw/spin.elf", "sw-dip/spin.elf"):
         if not os.path.exists(os.path.join(SOC, n)):
             sys.exit(f"bench_soc: build/soc/{n} missing: run make soc")
     qelf = build_qemu_calib()

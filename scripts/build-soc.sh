@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Accio Rocket SoC as a Verilator model, and its bare-metal programs.
-#   scripts/build-soc.sh [HARTS]      (default 1; 1 to 4)
+#   scripts/build-soc.sh [HARTS [diplomatic]]      (HARTS 1 to 4, default 1)
 # Steps, each cached under $ACCIO_CACHE/soc by a hash of its inputs:
 #   rocket  rocket-chip 1.2.6 (Maven) elaborates ExampleRocketSystem with our
 #           configuration (hardware/soc/src) and boot ROM: Verilog, the AXI
@@ -10,39 +10,49 @@
 #           (hardware/soc/vsrc) and the harness (hardware/soc/harness)
 #           compiled by Verilator
 # Output: build/soc/soc-simN (HARTS=N), build/soc/sw/*.elf.
+# With "diplomatic", Rocket is AccioRocketSystem: the uncore attached by the
+# WithAccioUncore config fragment (rocket-chip's diplomacy) instead of the
+# Verilog top; output build/soc/soc-simN-dip and build/soc/sw-dip/*.elf
+# (the programs built for its address map, -DSOC_DIPLOMATIC=N).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 HARTS=${1:-1}
+DIP=${2:-}
+case "$DIP" in ""|diplomatic) ;; *) log "second argument: diplomatic or nothing"; exit 2 ;; esac
+SFX=${DIP:+-dip}
 ROWS=${SOC_ROWS:-16}
 case "$HARTS" in 1|2|3|4) ;; *) log "HARTS must be 1 to 4"; exit 2 ;; esac
 SOC=$ROOT/hardware/soc
 OUT=$ROOT/build/soc
 SC=$CACHE/soc
-mkdir -p "$OUT/sw" "$SC"
+SW=$OUT/sw$SFX
+mkdir -p "$SW" "$SC"
 RV="riscv64-linux-gnu-gcc -march=rv64imac_zicsr_zifencei -mabi=lp64 -mcmodel=medany"
 
 # the boot ROM image (baked into the Rocket Verilog)
-$RV -nostdlib -c "$SOC/sw/bootrom.S" -o "$OUT/sw/bootrom.o"
-riscv64-linux-gnu-objcopy -O binary "$OUT/sw/bootrom.o" "$OUT/sw/bootrom.img"
+$RV -nostdlib -c "$SOC/sw/bootrom.S" -o "$SW/bootrom.o"
+riscv64-linux-gnu-objcopy -O binary "$SW/bootrom.o" "$SW/bootrom.img"
 
 # bare-metal programs
 for c in "$SOC"/sw/*.c; do
-	$RV -fno-pie -no-pie -Wl,--build-id=none -ffreestanding -nostdlib -nostartfiles -static \
-		-O2 -Wall -Werror -I"$SOC/sw" -I"$ROOT/hardware/generated" -T "$SOC/sw/link.ld" \
-		-o "$OUT/sw/$(basename "$c" .c).elf" "$SOC/sw/crt0.S" "$c"
+	$RV ${DIP:+-DSOC_DIPLOMATIC=$HARTS} -fno-pie -no-pie -Wl,--build-id=none,--no-warn-rwx-segments \
+		-ffreestanding -nostdlib -nostartfiles -static -O2 -Wall -Werror -I"$SOC/sw" \
+		-I"$ROOT/hardware/generated" -T "$SOC/sw/link.ld" \
+		-o "$SW/$(basename "$c" .c).elf" "$SOC/sw/crt0.S" "$c"
 done
 
 export MAVEN_OPTS=${MAVEN_OPTS:--Xmx6g}
-rkey=$(hash_inputs "$SOC/pom.xml" "$SOC/src" "$OUT/sw/bootrom.img"; echo "$HARTS")
+rkey=$(hash_inputs "$SOC/pom.xml" "$SOC/src" "$SW/bootrom.img"; echo "$HARTS $DIP")
 rkey=$(echo "$rkey" | sha256sum | cut -c1-16)
-R=$SC/rocket-$HARTS-$rkey
+R=$SC/rocket-$HARTS$SFX-$rkey
 if [ ! -f "$R/AccioRocket$HARTS.v" ]; then
 	log "rocket-chip 1.2.6: elaborating $HARTS hart(s) (about two minutes)"
 	rm -rf "$R.tmp"
 	mkdir -p "$R.tmp"
-	cp "$OUT/sw/bootrom.img" "$R.tmp/bootrom.img"
+	cp "$SW/bootrom.img" "$R.tmp/bootrom.img"
 	(cd "$SOC" && run_logged "$R.tmp/emit.log" rocket mvn -B -q -Dstyle.color=never compile \
-		exec:java -Dexec.mainClass=accio.soc.Emit -Dexec.args="$R.tmp $HARTS $R.tmp/bootrom.img")
+		exec:java -Dexec.mainClass=accio.soc.Emit \
+		-Dexec.args="$R.tmp $HARTS $R.tmp/bootrom.img $DIP")
 	rm -f "$R.tmp"/*.fir
 	rm -rf "$R" && mv "$R.tmp" "$R"
 fi
@@ -59,15 +69,20 @@ if [ ! -f "$U/AccioUncore.sv" ]; then
 	rm -rf "$U" && mv "$U.tmp" "$U"
 fi
 
-python3 "$SOC/gen_top.py" "$R/AccioRocket$HARTS.v" "$R/mmio-ids.txt" "$HARTS" "$OUT/AccioSoC$HARTS.sv"
+TOP=$OUT/AccioSoC$HARTS$SFX.sv
+if [ -n "$DIP" ]; then
+	python3 "$SOC/gen_top.py" --diplomatic "$R/AccioRocket$HARTS.v" "$HARTS" "$TOP"
+else
+	python3 "$SOC/gen_top.py" "$R/AccioRocket$HARTS.v" "$R/mmio-ids.txt" "$HARTS" "$TOP"
+fi
 TRACE=${TRACE:-0}
 VFLAGS="-O2 --x-assign fast --x-initial fast --noassert -Wno-fatal -Wno-lint -Wno-style
 	-Wno-PINCONNECTEMPTY +define+PRINTF_COND=0 +define+STOP_COND=0"
 [ "$TRACE" = 1 ] && VFLAGS="$VFLAGS --trace-fst"
-skey=$(hash_inputs "$OUT/AccioSoC$HARTS.sv" "$SOC/vsrc" "$SOC/harness" "$U/AccioUncore.sv" \
+skey=$(hash_inputs "$TOP" "$SOC/vsrc" "$SOC/harness" "$U/AccioUncore.sv" \
 	"$R/AccioRocket$HARTS.v"; echo "$VFLAGS"; verilator --version)
 skey=$(echo "$skey" | sha256sum | cut -c1-16)
-S=$SC/sim-$HARTS-$skey
+S=$SC/sim-$HARTS$SFX-$skey
 if [ ! -x "$S/soc-sim" ]; then
 	log "verilator: the SoC with $HARTS hart(s) (a minute or two)"
 	rm -rf "$S.tmp"
@@ -76,10 +91,10 @@ if [ ! -x "$S/soc-sim" ]; then
 	run_logged "$S.tmp/verilator.log" verilator verilator --cc --exe --build -j "$JOBS" $VFLAGS \
 		--top-module AccioSoC -Mdir "$S.tmp/obj" -o ../soc-sim \
 		-CFLAGS "-O1 -std=c++17" -LDFLAGS "-static-libstdc++" \
-		"$OUT/AccioSoC$HARTS.sv" "$SOC/vsrc/AccioMmioBridge.sv" "$U/AccioUncore.sv" \
+		"$TOP" "$SOC/vsrc/AccioMmioBridge.sv" "$U/AccioUncore.sv" \
 		"$R/AccioRocket$HARTS.v" "$R/plusarg_reader.v" "$SOC/harness/harness.cc"
 	rm -rf "$S.tmp/obj"
 	rm -rf "$S" && mv "$S.tmp" "$S"
 fi
-ln -sfn "$S/soc-sim" "$OUT/soc-sim$HARTS"
-log "ready: build/soc/soc-sim$HARTS, build/soc/sw/*.elf"
+ln -sfn "$S/soc-sim" "$OUT/soc-sim$HARTS$SFX"
+log "ready: build/soc/soc-sim$HARTS$SFX, build/soc/sw$SFX/*.elf"

@@ -7,7 +7,20 @@
 #include <stdint.h>
 #include "accio_offsets.h"
 
-#ifndef SOC_QEMU
+#if defined(SOC_DIPLOMATIC)
+/*
+ * The SoC built with WithAccioUncore (-DSOC_DIPLOMATIC=HARTS): the uncore on
+ * the system bus at 0x5000_0000, its interrupts on the PLIC after the
+ * 1 + HARTS external ones; the console stays on the MMIO port.
+ */
+#define SOC_UNCORE_K	0x50000000UL
+#define SOC_UNCORE_U	0x50100000UL
+#define SOC_CTX		0x50200000UL
+#define SOC_CONSOLE	0x70000000UL
+#define SOC_PLIC	0x0c000000UL
+#define SOC_IRQ_EVENT	(2 + SOC_DIPLOMATIC)
+#define SOC_IRQ_WAKE(h)	(3 + SOC_DIPLOMATIC + (h))
+#elif !defined(SOC_QEMU)
 #define SOC_UNCORE_K	0x60000000UL	/* kernel alias: privileged accesses */
 #define SOC_UNCORE_U	0x60100000UL	/* user alias: checked against CTX[hart] */
 #define SOC_CTX		0x60200000UL	/* CTX[h] at +8h: the ASID hart h runs */
