@@ -153,16 +153,8 @@ int main(void)
 
 	nic_up();
 	mmio_w64(SOC_UNCORE_K + ACCIO_UNCORE_CTRL, 1);
-	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_LOCAL), 0x11ull << 48 | 5000ull << 32 | 0x0a00020f);
-	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_REMOTE), 7000ull << 32 | 0x0a000202);
-	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_OWNER_ASID), ASID);
-	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_DST_MAC), SOC_PEER_MAC);
-	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_RX_BASE), (uintptr_t)rx_ring);
-	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_RX_SIZE), sizeof(rx_ring));
-	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_TX_BASE), (uintptr_t)tx_ring);
-	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_TX_SIZE), sizeof(tx_ring));
-	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_STATE),
-		 ACCIO_UNCORE_ROW_STATE_ENABLED_MASK | ACCIO_UNCORE_ROW_STATE_ACCEL_MASK);
+	row_program(ROW, 5000, 7000, ASID, rx_ring, sizeof(rx_ring), tx_ring, sizeof(tx_ring),
+		    ACCIO_UNCORE_ROW_STATE_ENABLED_MASK | ACCIO_UNCORE_ROW_STATE_ACCEL_MASK);
 	ctx_set(0, ASID);
 
 	MEASURE("load_uncore", mmio_r64(SOC_UNCORE_K + ACCIO_UNCORE_ID));

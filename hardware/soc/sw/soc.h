@@ -157,6 +157,25 @@ static inline void puthex(const char *key, uint64_t v)
 	putch('\n');
 }
 
+/* The kernel's part of accelerating a connected UDP socket: program a row
+ * (local 10.0.2.15:LPORT, remote 10.0.2.2:RPORT, owner ASID, rings) and
+ * enable it with STATE (ENABLED and ACCEL at least). */
+static inline void row_program(unsigned int row, unsigned int lport, unsigned int rport,
+			       uint64_t asid, void *rx, uint64_t rx_size, void *tx,
+			       uint64_t tx_size, uint64_t state)
+{
+	mmio_w64(row_k(row, ACCIO_UNCORE_ROW_LOCAL),
+		 0x11ull << 48 | (uint64_t)lport << 32 | 0x0a00020f);
+	mmio_w64(row_k(row, ACCIO_UNCORE_ROW_REMOTE), (uint64_t)rport << 32 | 0x0a000202);
+	mmio_w64(row_k(row, ACCIO_UNCORE_ROW_OWNER_ASID), asid);
+	mmio_w64(row_k(row, ACCIO_UNCORE_ROW_DST_MAC), SOC_PEER_MAC);
+	mmio_w64(row_k(row, ACCIO_UNCORE_ROW_RX_BASE), (uintptr_t)rx);
+	mmio_w64(row_k(row, ACCIO_UNCORE_ROW_RX_SIZE), rx_size);
+	mmio_w64(row_k(row, ACCIO_UNCORE_ROW_TX_BASE), (uintptr_t)tx);
+	mmio_w64(row_k(row, ACCIO_UNCORE_ROW_TX_SIZE), tx_size);
+	mmio_w64(row_k(row, ACCIO_UNCORE_ROW_STATE), state);
+}
+
 /* "mark N cycle C" in the harness's output: a cycle stamp taken outside */
 static inline void mark(uint64_t n)
 {

@@ -14,8 +14,6 @@
 #include "soc.h"
 
 #define MAXH	4
-#define LIP	0x0a00020fu
-#define RIP	0x0a000202u
 
 static uint8_t rx_ring[MAXH][4096] __attribute__((aligned(4096)));
 static uint8_t tx_ring[MAXH][4096] __attribute__((aligned(4096)));
@@ -107,18 +105,10 @@ int main(void)
 	putnum("harts", nharts);
 	mmio_w64(SOC_UNCORE_K + ACCIO_UNCORE_CTRL, 1);
 	for (h = 0; h < (unsigned int)nharts; h++) {
-		mmio_w64(row_k(h, ACCIO_UNCORE_ROW_LOCAL), 0x11ull << 48 | (6000ull + h) << 32 | LIP);
-		mmio_w64(row_k(h, ACCIO_UNCORE_ROW_REMOTE), 7ull << 32 | RIP);
-		mmio_w64(row_k(h, ACCIO_UNCORE_ROW_OWNER_ASID), 20 + h);
-		mmio_w64(row_k(h, ACCIO_UNCORE_ROW_DST_MAC), 0x0c0000005452ull);
-		mmio_w64(row_k(h, ACCIO_UNCORE_ROW_RX_BASE), (uintptr_t)rx_ring[h]);
-		mmio_w64(row_k(h, ACCIO_UNCORE_ROW_RX_SIZE), 4096);
-		mmio_w64(row_k(h, ACCIO_UNCORE_ROW_TX_BASE), (uintptr_t)tx_ring[h]);
-		mmio_w64(row_k(h, ACCIO_UNCORE_ROW_TX_SIZE), 4096);
-		mmio_w64(row_k(h, ACCIO_UNCORE_ROW_STATE),
-			 ACCIO_UNCORE_ROW_STATE_ENABLED_MASK | ACCIO_UNCORE_ROW_STATE_ACCEL_MASK |
-			 (h == 2 ? ACCIO_UNCORE_ROW_STATE_RX_SUSP_MASK |
-				   ACCIO_UNCORE_ROW_STATE_INTR_MASK | 1ull << 8 | 2ull << 16 : 0));
+		row_program(h, 6000 + h, 7, 20 + h, rx_ring[h], 4096, tx_ring[h], 4096,
+			    ACCIO_UNCORE_ROW_STATE_ENABLED_MASK | ACCIO_UNCORE_ROW_STATE_ACCEL_MASK |
+			    (h == 2 ? ACCIO_UNCORE_ROW_STATE_RX_SUSP_MASK |
+				      ACCIO_UNCORE_ROW_STATE_INTR_MASK | 1ull << 8 | 2ull << 16 : 0));
 	}
 	if (nharts > 2) {
 		/* hart 2's wake-up: source 4 to hart 2's M-mode context only */

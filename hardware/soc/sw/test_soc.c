@@ -21,7 +21,6 @@
 #define ASID	7
 #define LPORT	5000
 #define RPORT	7000
-#define LIP	0x0a00020fu	/* 10.0.2.15 */
 #define RIP	0x0a000202u	/* 10.0.2.2 */
 
 static uint8_t rx_ring[4096] __attribute__((aligned(4096)));
@@ -94,17 +93,8 @@ int main(void)
 	mmio_w64(SOC_UNCORE_K + ACCIO_UNCORE_CTRL, 1);
 
 	/* the kernel's part: program the row, tell the uncore hart 0's ASID */
-	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_LOCAL),
-		 0x11ull << 48 | (uint64_t)LPORT << 32 | LIP);
-	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_REMOTE), (uint64_t)RPORT << 32 | RIP);
-	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_OWNER_ASID), ASID);
-	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_DST_MAC), 0x0c0000005452ull);
-	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_RX_BASE), (uintptr_t)rx_ring);
-	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_RX_SIZE), sizeof(rx_ring));
-	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_TX_BASE), (uintptr_t)tx_ring);
-	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_TX_SIZE), sizeof(tx_ring));
-	mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_STATE),
-		 ACCIO_UNCORE_ROW_STATE_ENABLED_MASK | ACCIO_UNCORE_ROW_STATE_ACCEL_MASK);
+	row_program(ROW, LPORT, RPORT, ASID, rx_ring, sizeof(rx_ring), tx_ring, sizeof(tx_ring),
+		    ACCIO_UNCORE_ROW_STATE_ENABLED_MASK | ACCIO_UNCORE_ROW_STATE_ACCEL_MASK);
 	mmio_w64(SOC_CTX + 8 * 0, ASID);
 	check(mmio_r64(SOC_CTX) == ASID, "CTX[0] holds the ASID the kernel wrote");
 

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rx_replay: receive what the harness's wire replays (--wire replay:FILE):
+ * row 3 takes datagrams from 10.0.2.2:7000 to 10.0.2.15:5000; the program
+ * marks 1 (the harness then sends the file's frames), waits for COUNT
+ * records and prints each one's length and payload, then the row's and the
+ * uncore's counters (malformed frames and ICT misses go elsewhere).
+ */
+#include "soc.h"
+
+#define ROW	3
+#define COUNT	2
+
+static uint8_t rx_ring[4096] __attribute__((aligned(4096)));
+static uint8_t tx_ring[4096] __attribute__((aligned(4096)));
+
+int main(void)
+{
+	uint64_t rptr = 0, t0;
+	unsigned int k, i;
+
+	mmio_w64(SOC_UNCORE_K + ACCIO_UNCORE_CTRL, 1);
+	row_program(ROW, 5000, 7000, 7, rx_ring, sizeof(rx_ring), tx_ring, sizeof(tx_ring),
+		    ACCIO_UNCORE_ROW_STATE_ENABLED_MASK | ACCIO_UNCORE_ROW_STATE_ACCEL_MASK);
+	mark(1);
+	for (k = 0; k < COUNT; k++) {
+		uint8_t *r = rx_ring + (rptr & 4095);
+		unsigned int n;
+
+		while (mmio_r64(row_k(ROW, ACCIO_UNCORE_ROW_RX_WPTR)) == rptr)
+			;
+		n = r[0] | r[1] << 8;
+		putnum("record_len", n);
+		puts_("record=");
+		for (i = 0; i < n; i++)
+			putch(r[16 + i]);
+		putch('\n');
+		rptr += (16 + n + 7) & ~7u;
+		mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_RX_RPTR), rptr);
+	}
+	/* let the frames behind them arrive */
+	for (t0 = rdcycle(); rdcycle() - t0 < 20000;)
+		;
+	putnum("rx_pkts", mmio_r64(row_k(ROW, ACCIO_UNCORE_ROW_RX_PKTS)));
+	putnum("malformed", mmio_r64(SOC_UNCORE_K + ACCIO_UNCORE_RX_MALFORMED));
+	putnum("ict_misses", mmio_r64(SOC_UNCORE_K + ACCIO_UNCORE_ICT_MISSES));
+	return 0;
+}
