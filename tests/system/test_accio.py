@@ -333,7 +333,7 @@ def test_accio_stat_shows_each_accelerated_socket():
     cmd = (f"{PRELOAD} udp_echo -p {gport} -n {n + 1000} -m block & "
            f"for i in $(seq 100); do [ -e /run/accio/$! ] && break; sleep 0.1; done;"
            f"echo @@ready@@;"
-           f"for i in $(seq 300); do accio stat $! | awk '$1 ~ /^[0-9]+$/ && $7 >= {n} "
+           f"for i in $(seq 300); do accio stat $! | awk '$1 ~ /^[0-9]+$/ && $7 + $11 >= {n} "
            f"{{f = 1}} END {{exit !f}}' && break; sleep 0.1; done; sleep 1;"
            f"accio stat; echo @@one@@; accio stat $!; accio stat nope; echo bad_rc=$?; kill $!;"
            f"echo @@hold@@; ACCIO_STAT_DIR=/proc/none accio_selftest hold 9 & sleep 1;"
@@ -353,10 +353,14 @@ def test_accio_stat_shows_each_accelerated_socket():
     assert len(rows) == 1, table
     row = rows[0]
     # the host client resends a datagram whose echo is late (a loaded host):
-    # at least n arrived, every one through the ring and echoed through it
-    assert int(row["RX_PKTS"]) >= n and row["RX_RING"] == row["RX_PKTS"], row
-    assert row["TX_RING"] == row["RX_RING"] and row["TX_PKTS"] == row["TX_RING"], row
-    assert row["RX_KERNEL"] == "0" and row["TX_KERNEL"] == "0" and row["RX_DROPS"] == "0"
+    # at least n arrived, every one the row took through the ring; those that
+    # reached the socket between udp_echo's bind and its row (the client
+    # sends a round every 0.2 s from the start) are read from the kernel
+    # socket, as they must be; every echo left through the ring
+    rx, kern = int(row["RX_PKTS"]), int(row["RX_KERNEL"])
+    assert rx + kern >= n and row["RX_RING"] == row["RX_PKTS"] and kern <= 5, row
+    assert int(row["TX_RING"]) == rx + kern and row["TX_PKTS"] == row["TX_RING"], row
+    assert row["TX_KERNEL"] == "0" and row["RX_DROPS"] == "0"
     assert "1 accelerated sockets in 1 processes" in table, table
     one, _, hold = rest.partition("@@hold@@")
     assert "bad PID 'nope'" in one and "bad_rc=2" in one
