@@ -56,6 +56,7 @@ module AccioMmioBridge #(
 );
   typedef enum logic [2:0] {IDLE, UNCORE, LOCAL, RESP} state_t;
 
+  localparam int HB = $clog2(HARTS > 1 ? HARTS : 2);   // bits of a hart index
   logic [15:0] ctx [HARTS];
 
   function automatic logic [7:0] hart_of(logic [IDW-1:0] id);
@@ -64,7 +65,7 @@ module AccioMmioBridge #(
     return 8'hff;   // not a hart's data access: checked as nobody's ASID
   endfunction
   function automatic logic [15:0] asid_of(logic [7:0] h);
-    return h < 8'(HARTS) ? ctx[h[($clog2(HARTS > 1 ? HARTS : 2))-1:0]] : 16'hffff;
+    return h < 8'(HARTS) ? ctx[h[HB-1:0]] : 16'hffff;
   endfunction
   function automatic logic in_win(logic [30:0] a, logic [30:0] base);
     return a >= base && a < base + WINDOW;
@@ -77,6 +78,7 @@ module AccioMmioBridge #(
   logic [63:0] r_data;
   logic [1:0] r_resp;
   logic [30:0] r_addr;
+  logic r_sent;     // the access went to the uncore; its answer is awaited
   wire [30:0] ar_off = s_ar_addr - PORT_BASE;
 
   assign s_ar_ready = rs == IDLE;
@@ -91,7 +93,6 @@ module AccioMmioBridge #(
   assign u_ar_asid = asid_of(u_ar_hart);
   assign u_ar_user = in_win(r_addr, UBASE);
   assign u_r_ready = rs == UNCORE && r_sent;
-  logic r_sent;
 
   always_ff @(posedge clock) begin
     if (reset) begin
@@ -109,7 +110,7 @@ module AccioMmioBridge #(
           // context registers read back; the console reads as 0; bursts fail
           r_resp <= s_ar_len == 0 ? 2'b00 : 2'b10;
           r_data <= s_ar_len == 0 && in_win(ar_off, CTXBASE) &&
-                    ar_off[10:3] < 8'(HARTS) ? 64'(ctx[ar_off[3 +: $clog2(HARTS > 1 ? HARTS : 2)]]) : 64'd0;
+                    ar_off[10:3] < 8'(HARTS) ? 64'(ctx[ar_off[3 +: HB]]) : 64'd0;
           rs <= RESP;
         end
       end
@@ -192,7 +193,7 @@ module AccioMmioBridge #(
             ws <= UNCORE;
           end else begin
             if (in_win(w_addr, CTXBASE) && w_addr[10:3] < 8'(HARTS))
-              ctx[w_addr[3 +: $clog2(HARTS > 1 ? HARTS : 2)]] <= w_data[15:0];
+              ctx[w_addr[3 +: HB]] <= w_data[15:0];
             if (w_addr >= CONSBASE) begin
               cons_valid <= 1;
               cons_off <= w_addr[7:0];
