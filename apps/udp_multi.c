@@ -7,9 +7,12 @@
  *
  * usage: udp_multi -T CLIENTS [-o PREFIX] [udp_pingpong options...]
  *
- * Every client is forked first and held at a barrier, then all are
- * released together, so that the T clients really run at once (started
- * one after another by a shell loop, short clients would overlap little).
+ * Every client starts at once, opens its socket and runs its warm-up
+ * round trips, then waits at a barrier (udp_pingpong -b); when all are
+ * there (or gone), all are released together. So the T clients measure
+ * at the same time and in the steady state: no client's measured round
+ * trips share the harts with the start-up of others (exec, dynamic
+ * linking, sockets, rows).
  * With -o, client i's output goes to PREFIX.i (i = 1..T), else nowhere.
  *
  * Prints "clients=T ok=K" and exits 0 when every client succeeded.
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,7 +28,7 @@ int main(int argc, char **argv)
 {
 	char **args = calloc(argc + 3, sizeof(char *));
 	const char *prefix = NULL;
-	int t = 0, i, n = 0, ok = 0, st, gate[2];
+	int t = 0, i, n = 0, ok = 0, ready = 0, st, rdy[2], go[2], r, g;
 	char path[256], c;
 
 	args[n++] = "udp_pingpong";
@@ -37,11 +41,12 @@ int main(int argc, char **argv)
 			args[n++] = argv[i];
 	}
 	args[n++] = "-q";
+	args[n++] = "-b";
 	if (t < 1) {
 		fprintf(stderr, "usage: udp_multi -T CLIENTS [-o PREFIX] [udp_pingpong options]\n");
 		return 2;
 	}
-	if (pipe(gate) < 0) {
+	if (pipe(rdy) < 0 || pipe(go) < 0) {
 		perror("udp_multi: pipe");
 		return 1;
 	}
@@ -53,26 +58,36 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (pid == 0) {
-			close(gate[1]);
 			if (prefix)
 				snprintf(path, sizeof(path), "%s.%d", prefix, i);
 			if (!freopen(prefix ? path : "/dev/null", "w", stdout))
 				_exit(127);
 			if (prefix)
 				dup2(1, 2);
-			/* the barrier: the gate opens when the parent closes it */
-			while (read(gate[0], &c, 1) > 0)
-				;
-			close(gate[0]);
+			/* the barrier: ready on fd 3, go at end of file on fd 4 */
+			r = fcntl(rdy[1], F_DUPFD, 10);
+			g = fcntl(go[0], F_DUPFD, 10);
+			close(rdy[0]);
+			close(rdy[1]);
+			close(go[0]);
+			close(go[1]);
+			if (r < 0 || g < 0 || dup2(r, 3) < 0 || dup2(g, 4) < 0)
+				_exit(127);
+			close(r);
+			close(g);
 			execvp(args[0], args);
 			_exit(127);
 		}
 	}
-	close(gate[0]);
-	close(gate[1]);		/* every client starts now */
+	close(rdy[1]);
+	close(go[0]);
+	/* a client that failed before its barrier closed its end too */
+	while (read(rdy[0], &c, 1) > 0)
+		ready++;
+	close(go[1]);		/* every client measures now */
 	for (i = 0; i < t; i++)
 		if (wait(&st) > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
 			ok++;
-	printf("clients=%d ok=%d\n", t, ok);
+	printf("clients=%d ready=%d ok=%d\n", t, ready, ok);
 	return ok == t ? 0 : 1;
 }

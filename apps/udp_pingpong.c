@@ -8,7 +8,13 @@
  * LD_PRELOAD=/usr/lib/libaccio.so.
  *
  * usage: udp_pingpong [-s HOST] [-p PORT] [-m SIZE] [-n COUNT] [-w WARMUP]
- *                     [-i IFACE] [-t MS] [-q] [-M]
+ *                     [-i IFACE] [-t MS] [-q] [-M] [-b]
+ *
+ * -b: a barrier between the warm-up and the measured round trips, for a
+ * launcher of many clients (udp_multi): after its warm-up the client writes
+ * one byte to fd 3 and waits until fd 4 reaches end of file. Clients then
+ * measure together, in the steady state, not while others still start up
+ * (exec, dynamic linking, their sockets and rows).
  *
  * -t MS: a reply that has not come after MS milliseconds is lost (counted
  * in lost=N; a reply that comes later is skipped); without it the program
@@ -139,6 +145,21 @@ static void cpu_times(unsigned long long *busy, unsigned long long *total)
 	fclose(f);
 }
 
+/* -b: ready after the warm-up (a byte on fd 3), go at end of file on fd 4 */
+static int wait_barrier(void)
+{
+	char c = 'r';
+
+	if (write(3, &c, 1) != 1) {
+		perror("udp_pingpong: -b: fd 3");
+		return -1;
+	}
+	close(3);
+	while (read(4, &c, 1) > 0)
+		;
+	return 0;
+}
+
 /* What the kernel shows of this process's connection: "diag" lines. */
 static void diagnose(int fd, long round)
 {
@@ -190,14 +211,15 @@ int main(int argc, char **argv)
 	struct hwtstamp_config hw = { .tx_type = HWTSTAMP_TX_ON,
 				      .rx_filter = HWTSTAMP_FILTER_ALL };
 	struct ifreq ifr;
-	int port = 7777, size = 64, warm = 10, quiet = 0, maps = 0, opt, fd, i, flags;
+	int port = 7777, size = 64, warm = 10, quiet = 0, maps = 0, barrier = 0;
+	int opt, fd, i, flags;
 	long count = 1000, hw_n = 0, bad = 0, lost = 0, nrtt = 0, timeout_ms = 0;
 	uint64_t *rtt, *proc, hw_sum = 0, t0, t1, start, hist[32] = { 0 };
 	unsigned long long b0, a0, b1, a1;
 	char ctl[256];
 	uint64_t last_tx_hw = 0;
 
-	while ((opt = getopt(argc, argv, "s:p:m:n:w:i:t:qM")) != -1) {
+	while ((opt = getopt(argc, argv, "s:p:m:n:w:i:t:qMb")) != -1) {
 		switch (opt) {
 		case 's': host = optarg; break;
 		case 'p': port = atoi(optarg); break;
@@ -208,9 +230,11 @@ int main(int argc, char **argv)
 		case 't': timeout_ms = atol(optarg); break;
 		case 'q': quiet = 1; break;
 		case 'M': maps = 1; break;
+		case 'b': barrier = 1; break;
 		default:
 			fprintf(stderr, "usage: udp_pingpong [-s HOST] [-p PORT] "
-				"[-m SIZE] [-n COUNT] [-w WARMUP] [-i IFACE] [-t MS] [-q] [-M]\n");
+				"[-m SIZE] [-n COUNT] [-w WARMUP] [-i IFACE] [-t MS] [-q] [-M] "
+				"[-b]\n");
 			return 2;
 		}
 	}
@@ -250,6 +274,12 @@ int main(int argc, char **argv)
 		ssize_t n;
 		int seq;
 
+		if (i == 0 && barrier) {
+			if (wait_barrier() < 0)
+				return 1;
+			start = now_ns();
+			cpu_times(&b0, &a0);
+		}
 		memset(tx, i & 0xff, size);
 		memcpy(tx, &i, sizeof(i));
 		t0 = now_ns();

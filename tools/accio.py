@@ -77,6 +77,10 @@ BUILD = os.path.join(ROOT, "build")
 OPENSBI = "/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_dynamic.bin"
 GUEST_MAC = "52:54:00:ac:c1:00"
 RR_TIMESLICE = int(os.environ.get("ACCIO_RR_TIMESLICE", "2000"))
+# --icount: harts busy at the same time share the virtual time (QEMU patch
+# 0004), as on a multi-core chip; 0 gives QEMU's own icount, where every
+# instruction of every hart advances the one clock
+ICOUNT_PARALLEL = os.environ.get("ACCIO_ICOUNT_PARALLEL", "1") != "0"
 BEGIN = "@@ACCIO-BEGIN@@"
 END_RE = re.compile(r"@@ACCIO-END rc=(\d+)@@")
 
@@ -133,7 +137,8 @@ def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
         # slice from spinning for tens of thousands (QEMU patch 0003).
         cmd += ["-icount", f"shift={icount},sleep=off", "-seed", "1",
                 "-rtc", "base=2026-01-01T00:00:00,clock=vm",
-                "-accel", f"tcg,rr-timeslice={RR_TIMESLICE}"]
+                "-accel", f"tcg,rr-timeslice={RR_TIMESLICE}"
+                + (",icount-parallel=on" if ICOUNT_PARALLEL else "")]
     if fwd_udp and wire != "user":
         raise AccioError("UDP forwarding needs the user wire")
     if wire == "user":

@@ -188,7 +188,7 @@ def test_64_concurrent_connections():
         r = accio.run(f"{PRELOAD} udp_multi -T 64 -n 20 -m 200 -p {echo.port} 2>/tmp/st;"
                       f"cat /tmp/st; echo rows_used_after=$({ROWS_USED})", timeout=TIMEOUT)
     assert r.rc == 0, r.output + r.console[-2000:]
-    assert "clients=64 ok=64" in r.output
+    assert "clients=64 ready=64 ok=64" in r.output
     st = accio_stats(r.output)
     assert len(st) == 64                              # every client got a row
     assert all(s["rx_ring"] == 30 and s["tx_kernel"] == 0 for s in st)
