@@ -23,7 +23,8 @@ Options for boot and run:
   --icount [SHIFT]  deterministic virtual time: each instruction advances the
                     clock by 2^SHIFT ns (default 4); idle time is skipped;
                     the harts take turns of at most 2000 instructions
-                    (ACCIO_RR_TIMESLICE)
+                    (ACCIO_RR_TIMESLICE) and run in parallel in virtual
+                    time (ACCIO_ICOUNT_PARALLEL=0: QEMU's serial icount)
   --wire KIND       the NIC's host side: user (default; the host is 10.0.2.2),
                     socket:PORT (QEMU connects to a raw-frame peer on
                     127.0.0.1:PORT), dgram:LOCAL:REMOTE (frames as UDP
