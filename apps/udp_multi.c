@@ -15,7 +15,8 @@
  * linking, sockets, rows).
  * With -o, client i's output goes to PREFIX.i (i = 1..T), else nowhere.
  *
- * Prints "clients=T ok=K" and exits 0 when every client succeeded.
+ * Prints "clients=T ready=R ok=K" (R reached the barrier) and exits 0 when
+ * every client succeeded.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -78,9 +78,9 @@ BUILD = os.path.join(ROOT, "build")
 OPENSBI = "/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_dynamic.bin"
 GUEST_MAC = "52:54:00:ac:c1:00"
 RR_TIMESLICE = int(os.environ.get("ACCIO_RR_TIMESLICE", "2000"))
-# --icount: harts busy at the same time share the virtual time (QEMU patch
-# 0004), as on a multi-core chip; 0 gives QEMU's own icount, where every
-# instruction of every hart advances the one clock
+# --icount: the harts run in parallel in virtual time (QEMU patch 0004), as
+# on a multi-core chip; 0 gives QEMU's own icount, where every instruction
+# of every hart advances the one clock
 ICOUNT_PARALLEL = os.environ.get("ACCIO_ICOUNT_PARALLEL", "1") != "0"
 BEGIN = "@@ACCIO-BEGIN@@"
 END_RE = re.compile(r"@@ACCIO-END rc=(\d+)@@")

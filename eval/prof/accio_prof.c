@@ -21,11 +21,7 @@
  * A program marks one window around each measured operation; a library
  * pauses around a busy-wait, which is waiting, not work.
  *
- * Arguments: out=FILE (required), mmio=on|off (default on), whole=on|off
- * (default off). With whole=on, counting starts at the first window and
- * goes on to the end, whatever the markers say after it: a profile of a
- * whole workload of many concurrent clients, whose windows overlap, per
- * closed window (udp_multi's clients open their first windows together).
+ * Arguments: out=FILE (required), mmio=on|off (default on).
  * Output (text, written at exit):
  *	W <windows opened> <windows closed> <vcpus> <pauses>
  *	S <spans> <instructions hart 0> <hart 1> ...	in spans
@@ -78,7 +74,7 @@ static GHashTable *fw_entries;		/* vaddr -> count */
 static struct block *last[MAXV];	/* the block each hart ran last */
 static uint64_t *fw_cur[MAXV];		/* the entry a hart's firmware work counts to */
 static char *out_path;
-static bool want_mmio = true, whole;
+static bool want_mmio = true;
 static int nvcpus;
 static uint64_t opened, closed, paused;
 static bool in_window, counting, spanning;
@@ -99,13 +95,13 @@ static void on_marker(unsigned int vcpu, void *udata)
 		break;
 	case HINT_CLOSE:
 		closed++;
-		in_window = whole;
-		set_all(whole);
+		in_window = false;
+		set_all(0);
 		break;
 	case HINT_PAUSE:
 		if (in_window)
 			paused++;
-		set_all(whole && in_window);
+		set_all(0);
 		break;
 	case HINT_RESUME:
 		set_all(in_window);
@@ -291,11 +287,6 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		*eq = 0;
 		if (!strcmp(argv[i], "out")) {
 			out_path = g_strdup(eq + 1);
-		} else if (!strcmp(argv[i], "whole")) {
-			if (!qemu_plugin_bool_parse(argv[i], eq + 1, &whole)) {
-				fprintf(stderr, "accio_prof: whole=on|off\n");
-				return -1;
-			}
 		} else if (!strcmp(argv[i], "mmio")) {
 			if (!qemu_plugin_bool_parse(argv[i], eq + 1, &want_mmio)) {
 				fprintf(stderr, "accio_prof: mmio=on|off\n");

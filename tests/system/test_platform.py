@@ -174,3 +174,31 @@ def test_uncore_is_on_the_bus_and_refuses_user_mode():
     assert lines[2] == "0x000000014143494F"
     # global page, a row register and the row's MMIO TX window: none is ours
     assert lines[3] == lines[4] == lines[5] == "0xBADACCE55BADACCE"
+
+
+def test_harts_run_in_parallel_in_virtual_time(monkeypatch):
+    """Under --icount the harts run in parallel in virtual time (QEMU patch
+    0004): a loop on hart 1 takes about as long while the three other harts
+    spin as it does alone, and two runs repeat exactly. QEMU's own icount
+    (every instruction of every hart advances the one clock) takes about
+    four times as long."""
+    loop = "i=0; while [ $i -lt 4000 ]; do i=$((i+1)); done"
+    t = "cut -d' ' -f1 /proc/uptime"
+    cmd = (f"a=$({t}); taskset 0x2 sh -c '{loop}'; echo alone=$a,$({t}); "
+           "for h in 0x1 0x4 0x8; do taskset $h sh -c 'while :; do :; done' & done; "
+           f"sleep 1; a=$({t}); taskset 0x2 sh -c '{loop}'; echo loaded=$a,$({t}); "
+           "kill %1 %2 %3")
+
+    def ratio(r):
+        assert r.rc == 0, r.output + r.console[-2000:]
+        d = {k: [float(x) for x in v.split(",")] for k, v in kv(r.output).items()
+             if k in ("alone", "loaded")}
+        return (d["loaded"][1] - d["loaded"][0]) / (d["alone"][1] - d["alone"][0])
+
+    a = accio.run(cmd, icount=4, wire="none", timeout=TIMEOUT)
+    b = accio.run(cmd, icount=4, wire="none", timeout=TIMEOUT)
+    assert ratio(a) < 1.3, a.output
+    assert a.output == b.output
+    monkeypatch.setattr(accio, "ICOUNT_PARALLEL", False)
+    serial = accio.run(cmd, icount=4, wire="none", timeout=TIMEOUT)
+    assert ratio(serial) > 3, serial.output
