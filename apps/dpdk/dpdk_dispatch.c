@@ -56,6 +56,17 @@ static struct rte_ring *worker_ring(int i, int create)
 			rte_ring_lookup(name);
 }
 
+/* An Ethernet/IPv4/UDP datagram (without IP options)? */
+static int is_udp(struct rte_mbuf *m)
+{
+	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_ipv4_hdr *ih = (struct rte_ipv4_hdr *)(eh + 1);
+
+	return m->data_len >= sizeof(*eh) + sizeof(*ih) + sizeof(struct rte_udp_hdr) &&
+	       eh->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) &&
+	       ih->next_proto_id == IPPROTO_UDP && (ih->version_ihl & 15) == 5;
+}
+
 /* Turns an Ethernet/IPv4/UDP datagram into its echo: swap both ends. */
 static int swap_ends(struct rte_mbuf *m)
 {
@@ -66,9 +77,7 @@ static int swap_ends(struct rte_mbuf *m)
 	rte_be32_t ia;
 	rte_be16_t pa;
 
-	if (m->data_len < sizeof(*eh) + sizeof(*ih) + sizeof(*uh) ||
-	    eh->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
-	    ih->next_proto_id != IPPROTO_UDP || (ih->version_ihl & 15) != 5)
+	if (!is_udp(m))
 		return -1;
 	uh = (struct rte_udp_hdr *)(ih + 1);
 	ea = eh->dst_addr;
@@ -202,7 +211,12 @@ static int run_dispatcher(int workers, rte_be32_t ip, uint64_t count, uint64_t i
 
 			if (eh->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
 				answer_arp(port, ms[i], ip);
-			} else if (eh->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
+			} else if (!is_udp(ms[i])) {
+				/*
+				 * not for the workers: e.g. the ICMP port
+				 * unreachable a peer sends for an echo that
+				 * came after its socket closed
+				 */
 				rte_pktmbuf_free(ms[i]);
 				other++;
 			} else if (rte_ring_sp_enqueue(rings[next], ms[i])) {
