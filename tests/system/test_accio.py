@@ -537,3 +537,53 @@ def test_bad_spin_settings_are_reported():
         assert "libaccio: ACCIO_SPIN_US is microseconds, auto or auto:MAX (MAX > 0); " \
             "not spinning" in text, (v, text)
     assert len(parts) == 10
+
+
+def _wake_lines(block):
+    """{controller: total} of the accio-wake lines of a /proc/interrupts copy."""
+    tot = {}
+    for line in block.splitlines():
+        if "accio-wake" in line:
+            f = line.split()
+            ctl = "local" if "INTC" in line else "plic"
+            tot[ctl] = tot.get(ctl, 0) + sum(int(x) for x in f[1:5])
+    return tot
+
+
+def test_wake_ups_come_as_a_local_interrupt_served_in_place():
+    """QEMU patches 0005/0006 wire each hart's wake-up to the hart as local
+    interrupt 16; kernel 0017 takes it as a per-CPU interrupt, and a thread
+    halted in place serves it without a trap. A deterministic ping-pong
+    against the wire peer, which answers 400 us later: halted (halt_us
+    raised to 1000 us), the round trips take (almost) no wake-up interrupt;
+    always sleeping (halt_us=0), each sleep is woken by the local interrupt
+    (the peer is slow enough for the irq_work that drains the ready queue
+    when the hart leaves the thread to have run before the reply); with
+    the wake-ups on the PLIC (accio-wake-plic=on) the same program still
+    runs, woken through the PLIC lines."""
+    param = "/sys/module/accio_ict/parameters/halt_us"
+    n = 200
+    pp = (f"{PRELOAD} taskset 0x2 udp_pingpong -q -n {n} -m 64 -p 7 > /tmp/o 2>&1; "
+          "cat /tmp/o")
+    irq = "echo @@irq@@; grep accio-wake /proc/interrupts; echo @@end@@"
+    cmd = (f"dmesg | grep accio-uncore; echo 1000 > {param}; {irq}; {pp}; {irq}; "
+           f"echo 0 > {param}; {pp}; {irq}")
+    local = accio.run(cmd, icount=4, wire="echo:400000", timeout=TIMEOUT)
+    plic = accio.run(f"dmesg | grep accio-uncore; {irq}; {pp}; {irq}", icount=4,
+                     wire="echo:400000", timeout=TIMEOUT,
+                     qemu_extra=["-machine", "accio-wake-plic=on"])
+    for r in (local, plic):
+        assert r.rc == 0, r.output + r.console[-2000:]
+        assert r.output.count(f"datagrams={n} bad=0") == r.output.count("@@irq@@") - 1, r.output
+    assert "wake-ups on local interrupt 16 of each hart" in local.output
+    assert "wake-ups on local interrupt" not in plic.output
+    snaps = [_wake_lines(b.split("@@end@@")[0]) for b in local.output.split("@@irq@@")[1:]]
+    assert all(set(s) == {"local"} for s in snaps), snaps
+    halted, asleep = accio_stats(local.output)
+    assert halted["waits"] >= n // 2 and asleep["waits"] >= n // 2, local.output
+    # halted: the wake-ups were served in place, not taken as interrupts
+    assert snaps[1]["local"] - snaps[0]["local"] <= halted["waits"] // 10, (snaps, halted)
+    # asleep: every sleep woken by the hart's local interrupt
+    assert snaps[2]["local"] - snaps[1]["local"] >= asleep["waits"] // 2, (snaps, asleep)
+    p = [_wake_lines(b.split("@@end@@")[0]) for b in plic.output.split("@@irq@@")[1:]]
+    assert all(set(s) == {"plic"} for s in p), p
