@@ -162,15 +162,27 @@ def test_uncore_is_on_the_bus_and_refuses_user_mode():
     # devmem runs in user mode (as root): the ICT's protection check must
     # refuse it on the global page and on a row page, with the poison value,
     # while the NIC (no protection) reads normally.
-    r = accio.run("cat /sys/firmware/devicetree/base/soc/accio@11000000/compatible; echo;"
-                  "od -An -tx4 -w64 /sys/firmware/devicetree/base/soc/accio@11000000/interrupts;"
+    dt = "/sys/firmware/devicetree/base"
+    r = accio.run(f"cat {dt}/soc/accio@11000000/compatible; echo;"
+                  f"od -An -tx1 -w80 {dt}/soc/accio@11000000/interrupts-extended;"
                   "devmem 0x10200000 64; devmem 0x11000000 64; devmem 0x11001040 64;"
-                  "devmem 0x11001800 64", timeout=TIMEOUT)
+                  "devmem 0x11001800 64; echo @@phandles@@;"
+                  f"for h in 0 1 2 3; do od -An -tx1 {dt}/cpus/cpu@$h/interrupt-controller/phandle;"
+                  f"done; od -An -tx1 {dt}/soc/plic@c000000/phandle;"
+                  "grep -E '^(processor|hart)' /proc/cpuinfo | tr -d ' \t' | tr '\n' ' '",
+                  timeout=TIMEOUT)
     assert r.rc == 0, r.console[-2000:]
     lines = r.output.split("\n")
     assert lines[0].startswith("accio,uncore")
-    irqs = [int(x, 16) for x in lines[1].split()]
-    assert irqs == [0x0d000000, 0x0e000000, 0x0f000000, 0x10000000, 0x11000000], irqs  # 4 harts + events, big endian
+    # wake-ups: local interrupt 16 of each hart (QEMU 0006); events: PLIC source 17
+    cells = bytes.fromhex("".join(lines[1].split()))
+    cells = [int.from_bytes(cells[i:i + 4], "big") for i in range(0, len(cells), 4)]
+    ph = [int("".join(x.split()), 16)
+          for x in r.output.split("@@phandles@@\n")[1].split("\n")[:5]]
+    assert cells == [ph[0], 16, ph[1], 16, ph[2], 16, ph[3], 16, ph[4], 17], (cells, ph)
+    # hart 0 boots (QEMU 0007): Linux's CPU n is hart n
+    cpus = next(x for x in r.output.split("\n") if x.startswith("processor:"))
+    assert cpus.split() == [f"{k}:{n}" for n in range(4) for k in ("processor", "hart")], cpus
     assert lines[2] == "0x000000014143494F"
     # global page, a row register and the row's MMIO TX window: none is ours
     assert lines[3] == lines[4] == lines[5] == "0xBADACCE55BADACCE"
