@@ -18,7 +18,7 @@ DEMO_PORT ?= 7777
 
 .PHONY: all demo test test-model test-rtl rtl test-system build bootstrap venv sources \
 	qemu linux userspace image apps regmap regmap-check boot clean stress-system stress-boot \
-	eval eval-quick fuzz soak soc test-soc
+	eval eval-quick eval-long fuzz soak soc test-soc
 
 all: build
 
@@ -115,6 +115,12 @@ eval: build venv
 
 eval-quick: build venv
 	$(PY) -m eval --quick
+
+# the paper's multiplexing run: 100,000 round trips per client at T = 1, 4,
+# 64 (about an hour; its own folder and report)
+eval-long: build venv
+	$(PY) -m eval --only multiplex --multiplex-threads 1,4,64 --multiplex-count 100000 \
+		--out eval/results-100k --report eval/results-100k/REPORT.md
 
 clean:
 	rm -rf build
