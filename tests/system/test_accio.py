@@ -30,16 +30,20 @@ def syscalls(text):
     return {k: int(v) for k, v in re.findall(r"^syscall (\w+)=(\d+)$", text, re.M)}
 
 
+def wake_lines(block):
+    """{controller: total} of the accio-wake lines of a /proc/interrupts copy:
+    "local" (the harts' local interrupt, RISC-V INTC) or "plic"."""
+    tot = {}
+    for line in block.splitlines():
+        if "accio-wake" in line:
+            ctl = "local" if "INTC" in line else "plic"
+            tot[ctl] = tot.get(ctl, 0) + sum(int(x) for x in line.split()[1:5])
+    return tot
+
+
 def wakeups(text):
     """Total wake-up interrupts per /proc/interrupts snapshot in the output."""
-    snaps = []
-    for block in text.split("@@irq@@")[1:]:
-        total = 0
-        for line in block.splitlines():
-            if "accio-wake" in line:
-                total += sum(int(x) for x in line.split()[1:5])
-        snaps.append(total)
-    return snaps
+    return [sum(wake_lines(block).values()) for block in text.split("@@irq@@")[1:]]
 
 
 def test_unmodified_binary_accelerated_with_content_checks():
@@ -539,17 +543,6 @@ def test_bad_spin_settings_are_reported():
     assert len(parts) == 10
 
 
-def _wake_lines(block):
-    """{controller: total} of the accio-wake lines of a /proc/interrupts copy."""
-    tot = {}
-    for line in block.splitlines():
-        if "accio-wake" in line:
-            f = line.split()
-            ctl = "local" if "INTC" in line else "plic"
-            tot[ctl] = tot.get(ctl, 0) + sum(int(x) for x in f[1:5])
-    return tot
-
-
 def test_wake_ups_come_as_a_local_interrupt_served_in_place():
     """QEMU patches 0005/0006 wire each hart's wake-up to the hart as local
     interrupt 16; kernel 0017 takes it as a per-CPU interrupt, and a thread
@@ -577,7 +570,7 @@ def test_wake_ups_come_as_a_local_interrupt_served_in_place():
         assert r.output.count(f"datagrams={n} bad=0") == r.output.count("@@irq@@") - 1, r.output
     assert "wake-ups on local interrupt 16 of each hart" in local.output
     assert "wake-ups on local interrupt" not in plic.output
-    snaps = [_wake_lines(b.split("@@end@@")[0]) for b in local.output.split("@@irq@@")[1:]]
+    snaps = [wake_lines(b.split("@@end@@")[0]) for b in local.output.split("@@irq@@")[1:]]
     assert all(set(s) == {"local"} for s in snaps), snaps
     halted, asleep = accio_stats(local.output)
     assert halted["waits"] >= n // 2 and asleep["waits"] >= n // 2, local.output
@@ -585,5 +578,5 @@ def test_wake_ups_come_as_a_local_interrupt_served_in_place():
     assert snaps[1]["local"] - snaps[0]["local"] <= halted["waits"] // 10, (snaps, halted)
     # asleep: every sleep woken by the hart's local interrupt
     assert snaps[2]["local"] - snaps[1]["local"] >= asleep["waits"] // 2, (snaps, asleep)
-    p = [_wake_lines(b.split("@@end@@")[0]) for b in plic.output.split("@@irq@@")[1:]]
+    p = [wake_lines(b.split("@@end@@")[0]) for b in plic.output.split("@@irq@@")[1:]]
     assert all(set(s) == {"plic"} for s in p), p
