@@ -84,7 +84,7 @@ STAGES = [
     "memory mgmt", "other kernel", "other user",
 ]
 
-LIBACCIO_SEND = re.compile(r"^(send|sendto|sendmsg|sendmmsg|write|writev|conn_sendmsg|tx_|"
+LIBACCIO_SEND = re.compile(r"^(send|sendto|sendmsg|sendmmsg|write|writev|conn_send|send_general|tx_|"
                            r"make_txhdr|mmio_send|kernel_send|dest_ok|ring_write|wmb_io)")
 LIBACCIO_RECV = re.compile(r"^(recv|recvfrom|recvmsg|recvmmsg|read|readv|__recv|__read_chk|"
                            r"conn_recv|ring_recv|ring_read|rx_|kernel_recv|errqueue_recv|"

@@ -118,6 +118,7 @@ int conn_create(struct sock *s)
 		goto fail;
 	c->rx_rptr = c->regs[ACCIO_ROW_RX_RPTR / 8];
 	c->tx_wptr = c->regs[ACCIO_ROW_TX_WPTR / 8];
+	c->tx_rptr_seen = c->regs[ACCIO_ROW_TX_RPTR / 8];
 	c->win_next = c->regs[ACCIO_ROW_MMIO_TX_NEXT / 8];
 	/* datagrams that reached the socket before the row existed */
 	c->kernel_pending = 1;
@@ -541,7 +542,7 @@ static ssize_t kernel_recv(struct conn *c, struct rx_args *a, int flags)
 static void put_tstamp(struct conn *c, struct msghdr *msg, uint64_t hw)
 {
 	struct cmsghdr *cm;
-	struct timespec ts[3];
+	struct timespec ts[3], *t;
 
 	if (!msg || !msg->msg_control)
 		return;
@@ -550,16 +551,68 @@ static void put_tstamp(struct conn *c, struct msghdr *msg, uint64_t hw)
 		msg->msg_controllen = 0;
 		return;
 	}
-	memset(ts, 0, sizeof(ts));
-	ts[2].tv_sec = hw / 1000000000ull;
-	ts[2].tv_nsec = hw % 1000000000ull;
 	cm = CMSG_FIRSTHDR(msg);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SO_TIMESTAMPING;
 	cm->cmsg_len = CMSG_LEN(sizeof(ts));
-	/* control buffers are aligned for struct cmsghdr, as POSIX requires */
-	memcpy(__builtin_assume_aligned(CMSG_DATA(cm), 8), ts, sizeof(ts));
+	/*
+	 * Control buffers are aligned for struct cmsghdr, as POSIX requires:
+	 * the stamps are stored in place, software stamps zero.
+	 */
+	t = __builtin_assume_aligned(CMSG_DATA(cm), 8);
+	t[0].tv_sec = 0;
+	t[0].tv_nsec = 0;
+	t[1].tv_sec = 0;
+	t[1].tv_nsec = 0;
+	t[2].tv_sec = hw / 1000000000ull;
+	t[2].tv_nsec = hw % 1000000000ull;
 	msg->msg_controllen = CMSG_SPACE(sizeof(ts));
+}
+
+/*
+ * Payload copies between a ring and the program's buffer: 8 bytes a step
+ * when the buffer is 8-byte aligned, as the buffers of datagram programs
+ * usually are (a ring record's payload always is), the C library's memcpy
+ * otherwise. For the short datagrams of request/response traffic the call
+ * into the C library and its size dispatch cost more than the copy.
+ */
+#define COPY_WORDS_MAX 512
+
+static inline void copy_payload(void *dst, const void *src, size_t len)
+{
+	uint64_t *d = dst, w0, w1, w2, w3;
+	const uint64_t *w = src;
+	uint8_t *db;
+	const uint8_t *sb;
+
+	if ((((uintptr_t)dst | (uintptr_t)src) & 7) || len > COPY_WORDS_MAX) {
+		memcpy(dst, src, len);
+		return;
+	}
+	for (; len >= 32; len -= 32) {
+		w0 = w[0];
+		w1 = w[1];
+		w2 = w[2];
+		w3 = w[3];
+		d[0] = w0;
+		d[1] = w1;
+		d[2] = w2;
+		d[3] = w3;
+		d += 4;
+		w += 4;
+		/* a loop, not a call: keep the compiler from making it memcpy */
+		__asm__("" : "+r"(d), "+r"(w));
+	}
+	for (; len >= 8; len -= 8) {
+		*d++ = *w++;
+		__asm__("" : "+r"(d), "+r"(w));
+	}
+	db = (uint8_t *)d;
+	sb = (const uint8_t *)w;
+	for (; len; len--) {
+		*db++ = *sb++;
+		__asm__("" : "+r"(db), "+r"(sb));
+	}
 }
 
 static ssize_t ring_recv(struct conn *c, struct rx_args *a)
@@ -589,7 +642,8 @@ static ssize_t ring_recv(struct conn *c, struct rx_args *a)
 	}
 	for (i = 0; i < a->iovcnt && done < len; i++) {
 		n = a->iov[i].iov_len < len - done ? a->iov[i].iov_len : len - done;
-		ring_read(c->rx, c->rx_bytes, ptr + done, a->iov[i].iov_base, n);
+		copy_payload(a->iov[i].iov_base,
+			     c->rx + ((ptr + done) & (c->rx_bytes - 1)), n);
 		done += n;
 	}
 	if (a->from && a->fromlen) {
@@ -650,7 +704,7 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 	uint64_t deadline = deadline_of(c->sock->rcvtimeo);
 	uint64_t wait_from = 0;
 	ssize_t n;
-	int ready, spin;
+	int ready, spin, empty;
 
 	/*
 	 * Only flags that change a UDP receive leave the ring: MSG_OOB (an
@@ -674,21 +728,18 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 			c->regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
 			c->zc_rx = 0;
 		}
-		if (!rx_empty(c)) {
-			auto_spin_learn(c, wait_from);
-			n = ring_recv(c, a);
+		if (!rx_empty(c))
 			break;
-		}
 		if (c->kernel_pending) {
 			n = kernel_recv(c, a, a->flags | MSG_DONTWAIT);
 			if (n >= 0 || errno != EAGAIN)
-				break;
+				goto out;
 			c->kernel_pending = 0;
 		}
 		if (nonblock) {
 			/* the engine passed nothing and the ring is empty */
 			n = kernel_recv(c, a, a->flags | MSG_DONTWAIT);
-			break;
+			goto out;
 		}
 		if (accio_spin_auto && !wait_from)
 			wait_from = spin_clock_us();
@@ -697,11 +748,11 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 			uint64_t end = spin_clock_us() + spin;
 
 			spin_begin();
-			while (rx_empty(c) && spin_clock_us() < end)
+			while ((empty = rx_empty(c)) && spin_clock_us() < end)
 				;
 			spin_end();
-			if (!rx_empty(c))
-				continue;
+			if (!empty)
+				break;	/* the datagram came while spinning */
 		}
 		rlock_release(&c->rx_lock);
 		ready = conn_wait(c, ACCIO_WAIT_RX, 0, deadline);
@@ -710,11 +761,14 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 			continue;	/* the row fd went with the row */
 		if (ready < 0) {
 			n = -1;
-			break;
+			goto out;
 		}
 		if (ready & ACCIO_READY_SOCKET)
 			c->kernel_pending = 1;
 	}
+	auto_spin_learn(c, wait_from);
+	n = ring_recv(c, a);
+out:
 	rlock_release(&c->rx_lock);
 	return n;
 }
@@ -751,7 +805,8 @@ int dest_ok(struct conn *c, uint32_t ip)
 
 static uint64_t tx_used(struct conn *c)
 {
-	return c->tx_wptr - c->regs[ACCIO_ROW_TX_RPTR / 8];
+	c->tx_rptr_seen = c->regs[ACCIO_ROW_TX_RPTR / 8];
+	return c->tx_wptr - c->tx_rptr_seen;
 }
 
 /* Room for rec bytes in the TX ring, waiting if allowed. 0 or -1. */
@@ -895,3 +950,151 @@ ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 	return len;
 }
 
+
+static __attribute__((noinline)) ssize_t
+send_general(struct conn *c, int fd, const void *buf, size_t len, int flags,
+	     const struct sockaddr *to, socklen_t tolen)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr m = {
+		.msg_name = (void *)to, .msg_namelen = to ? tolen : 0,
+		.msg_iov = &iov, .msg_iovlen = 1,
+	};
+
+	return conn_sendmsg(c, fd, &m, flags);
+}
+
+/*
+ * send(), sendto() and write() of one buffer, the general case: a
+ * destination address, a buffer the fast path does not take, a full ring,
+ * a contended lock.
+ */
+static __attribute__((noinline)) ssize_t
+send_one(struct conn *c, int fd, const void *buf, size_t len, int flags,
+	 const struct sockaddr *to, socklen_t tolen)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)to;
+	uint32_t ip = 0, rec;
+	uint16_t port = 0;
+	uint64_t hdr, wptr;
+	uint32_t mask;
+
+	if ((flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL)) || len > ACCIO_MAX_PAYLOAD ||
+	    (int)len <= accio_mmio_max || (len && (uintptr_t)buf < 4096))
+		return send_general(c, fd, buf, len, flags, to, tolen);
+	if (sin) {
+		if (tolen < sizeof(*sin) || sin->sin_family != AF_INET ||
+		    !sin->sin_port || !dest_ok(c, sin->sin_addr.s_addr))
+			return send_general(c, fd, buf, len, flags, to, tolen);
+		ip = sin->sin_addr.s_addr;
+		port = sin->sin_port;
+	} else if (!c->rip) {
+		errno = EDESTADDRREQ;
+		return -1;
+	}
+	/* the record header of make_txhdr(), as one little-endian word */
+	hdr = (uint64_t)len | (uint64_t)be16toh(port) << 16 |
+	      (uint64_t)be32toh(ip) << 32;
+	rec = PAD8(ACCIO_TX_HDR + len);
+	rlock_take(&c->tx_lock);
+	if (c->dead) {
+		rlock_release(&c->tx_lock);
+		return syscall(SYS_sendto, fd, buf, len, flags, to, tolen);
+	}
+	if (c->tx_wptr + rec - c->tx_rptr_seen > c->tx_bytes &&
+	    tx_room(c, rec, c->sock->nonblock || (flags & MSG_DONTWAIT)) < 0) {
+		rlock_release(&c->tx_lock);
+		return -1;
+	}
+	wptr = c->tx_wptr;
+	mask = c->tx_bytes - 1;
+	*(uint64_t *)__builtin_assume_aligned(c->tx + (wptr & mask), 8) = hdr;
+	copy_payload(c->tx + ((wptr + ACCIO_TX_HDR) & mask), buf, len);
+	tx_publish(c, rec);
+	c->st->tx_ring++;
+	tx_stamp_want(c);
+	rlock_release(&c->tx_lock);
+	return len;
+}
+
+static __attribute__((noinline)) ssize_t
+send_unlock_one(struct conn *c, int fd, const void *buf, size_t len, int flags,
+		const struct sockaddr *to, socklen_t tolen)
+{
+	rlock_release(&c->tx_lock);
+	return send_one(c, fd, buf, len, flags, to, tolen);
+}
+
+static __attribute__((noinline)) ssize_t rlock_wake_ret(struct rlock *l, ssize_t ret)
+{
+	rlock_wake(l);
+	return ret;
+}
+
+/*
+ * send(), sendto() and write(): one buffer. The common case of a
+ * request/response program - a datagram to the connected peer from an
+ * 8-byte aligned buffer, room in the TX ring as far as the engine's read
+ * pointer last seen shows (it only moves forward), the lock free - is a
+ * leaf function: lookups, a record header word, the copy in 8-byte words,
+ * the write pointer and the doorbell. Anything else goes to send_one().
+ */
+ssize_t conn_send(struct conn *c, int fd, const void *buf, size_t len, int flags,
+		  const struct sockaddr *to, socklen_t tolen)
+{
+	uint32_t rec = PAD8(ACCIO_TX_HDR + len), mask;
+	uint64_t *d, w0, w1, w2, w3, wptr;
+	const uint64_t *w;
+	size_t n;
+	int free = 0;
+
+	if ((flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL)) || to || !c->rip ||
+	    len > ACCIO_MAX_PAYLOAD || (int)len <= accio_mmio_max ||
+	    ((uintptr_t)buf & 7) || (len && (uintptr_t)buf < 4096) ||
+	    !__atomic_compare_exchange_n(&c->tx_lock.v, &free, 1, 0,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return send_one(c, fd, buf, len, flags, to, tolen);
+	wptr = c->tx_wptr;
+	if (c->dead || wptr + rec - c->tx_rptr_seen > c->tx_bytes)
+		return send_unlock_one(c, fd, buf, len, flags, to, tolen);
+	mask = c->tx_bytes - 1;
+	/* the header: length, then port and address 0 (the connected peer) */
+	*(uint64_t *)__builtin_assume_aligned(c->tx + (wptr & mask), 8) = len;
+	d = __builtin_assume_aligned(c->tx + ((wptr + ACCIO_TX_HDR) & mask), 8);
+	w = buf;
+	for (n = len; n >= 32; n -= 32) {
+		w0 = w[0];
+		w1 = w[1];
+		w2 = w[2];
+		w3 = w[3];
+		d[0] = w0;
+		d[1] = w1;
+		d[2] = w2;
+		d[3] = w3;
+		d += 4;
+		w += 4;
+		__asm__("" : "+r"(d), "+r"(w));
+	}
+	/* the record is padded to 8 bytes: whole words, the last one in part */
+	for (; n; n = n > 8 ? n - 8 : 0) {
+		if (n >= 8) {
+			w0 = *w;
+		} else {
+			const uint8_t *b = (const uint8_t *)w;
+			size_t i;
+
+			for (w0 = 0, i = 0; i < n; i++)
+				w0 |= (uint64_t)b[i] << (8 * i);
+		}
+		*d++ = w0;
+		w++;
+		__asm__("" : "+r"(d), "+r"(w));
+	}
+	tx_publish(c, rec);
+	c->st->tx_ring++;
+	if (c->sock->tstamp & SOF_TIMESTAMPING_TX_HARDWARE)
+		c->ts_seq = c->st->tx_ring + c->st->tx_mmio;
+	if (__atomic_exchange_n(&c->tx_lock.v, 0, __ATOMIC_RELEASE) == 2)
+		return rlock_wake_ret(&c->tx_lock, len);
+	return len;
+}

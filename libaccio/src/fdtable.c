@@ -28,29 +28,14 @@
 
 #include "internal.h"
 
-#define CHUNK_BITS	10
-#define CHUNK		(1 << CHUNK_BITS)
-#define NCHUNKS		1024		/* descriptors below 1,048,576 */
+#define CHUNK_BITS	FD_CHUNK_BITS
+#define CHUNK		FD_CHUNK
+#define NCHUNKS		FD_NCHUNKS
+#define chunks		fd_chunks
+#define ent		fd_ent
 
-enum { FD_ROW = FD_UDP + 1 };
-
-struct fdent {
-	struct sock *sock;
-	unsigned char kind;
-};
-
-static struct fdent *chunks[NCHUNKS];
+struct fdent *fd_chunks[FD_NCHUNKS];
 pthread_mutex_t accio_table_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static struct fdent *ent(int fd)
-{
-	struct fdent *c;
-
-	if (fd < 0 || fd >= CHUNK * NCHUNKS)
-		return NULL;
-	c = __atomic_load_n(&chunks[fd >> CHUNK_BITS], __ATOMIC_ACQUIRE);
-	return c ? &c[fd & (CHUNK - 1)] : NULL;
-}
 
 static struct fdent *ent_new(int fd)
 {
@@ -160,7 +145,7 @@ void fd_new_socket(int fd, int udp, int nonblock)
 }
 
 /* A descriptor the table does not know yet: ask the kernel what it is. */
-static __attribute__((noinline)) struct sock *fd_sock_learn(int fd)
+struct sock *fd_sock_learn(int fd)
 {
 	struct fdent *e;
 	int dom = 0, type = 0, proto = 0, saved = errno, udp, fl;
@@ -192,21 +177,6 @@ static __attribute__((noinline)) struct sock *fd_sock_learn(int fd)
 	}
 	pthread_mutex_unlock(&accio_table_lock);
 	return e ? e->sock : NULL;
-}
-
-/*
- * What is fd? Learnt once, with the socket options the kernel reports; on
- * the datagram path a table lookup, the rest out of line.
- */
-struct sock *fd_sock_classify(int fd)
-{
-	struct fdent *e = ent(fd);
-
-	if (e && e->kind != FD_UNKNOWN)
-		return __atomic_load_n(&e->sock, __ATOMIC_ACQUIRE);
-	if (fd < 0)
-		return NULL;
-	return fd_sock_learn(fd);
 }
 
 void fd_dup(int oldfd, int newfd)

@@ -80,6 +80,7 @@ struct conn {
 	uint8_t *rx, *tx;
 	uint32_t rx_bytes, tx_bytes;
 	uint64_t rx_rptr, tx_wptr, win_next;
+	uint64_t tx_rptr_seen;	/* TX_RPTR when last read: the engine is at least there */
 	uint32_t rip;		/* connected peer, network order; 0: none */
 	uint16_t rport;
 	uint32_t row;
@@ -119,9 +120,51 @@ struct sock {
 enum { FD_UNKNOWN, FD_OTHER, FD_UDP };
 
 /* ---- fdtable.c ---- */
+/*
+ * The descriptor table: entries in chunks of 1024 allocated on first use,
+ * so that descriptors above 1024 work and lookups take no lock.
+ */
+#define FD_CHUNK_BITS	10
+#define FD_CHUNK	(1 << FD_CHUNK_BITS)
+#define FD_NCHUNKS	1024		/* descriptors below 1,048,576 */
+
+enum { FD_ROW = FD_UDP + 1 };
+
+struct fdent {
+	struct sock *sock;
+	unsigned char kind;
+};
+
+HIDDEN extern struct fdent *fd_chunks[FD_NCHUNKS];
+
+static inline struct fdent *fd_ent(int fd)
+{
+	struct fdent *c;
+
+	if ((unsigned int)fd >= FD_CHUNK * FD_NCHUNKS)
+		return NULL;
+	c = __atomic_load_n(&fd_chunks[fd >> FD_CHUNK_BITS], __ATOMIC_ACQUIRE);
+	return c ? &c[fd & (FD_CHUNK - 1)] : NULL;
+}
+
 HIDDEN extern pthread_mutex_t accio_table_lock;
 HIDDEN struct sock *fd_sock(int fd);		/* the fd's UDP socket, or NULL */
-HIDDEN struct sock *fd_sock_classify(int fd);	/* the same, learning unknown fds */
+HIDDEN struct sock *fd_sock_learn(int fd);	/* an fd the table does not know */
+
+/*
+ * What is fd? Learnt once, with the socket options the kernel reports; on
+ * the datagram path a table lookup inline, the rest out of line.
+ */
+static inline struct sock *fd_sock_classify(int fd)
+{
+	struct fdent *e = fd_ent(fd);
+
+	if (e && e->kind != FD_UNKNOWN)
+		return __atomic_load_n(&e->sock, __ATOMIC_ACQUIRE);
+	if (fd < 0)
+		return NULL;
+	return fd_sock_learn(fd);
+}
 HIDDEN void fd_new_socket(int fd, int udp, int nonblock);
 HIDDEN void fd_forget(int fd);			/* closed (table lock held) */
 HIDDEN void fd_dup(int oldfd, int newfd);	/* newfd now refers to oldfd's file */
@@ -206,6 +249,8 @@ struct rx_args {
 
 HIDDEN ssize_t conn_recv(struct conn *c, struct rx_args *a);
 HIDDEN ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags);
+HIDDEN ssize_t conn_send(struct conn *c, int fd, const void *buf, size_t len, int flags,
+			 const struct sockaddr *to, socklen_t tolen);
 HIDDEN ssize_t errqueue_recv(struct conn *c, int fd, struct msghdr *msg, int flags);
 
 /* ---- readiness.c ---- */

@@ -31,7 +31,7 @@
  * a UDP socket not tried yet (may_bind: a send binds an unbound socket, as
  * the kernel would; a receive does not).
  */
-static struct conn *conn_use(int fd, int may_bind)
+static inline __attribute__((always_inline)) struct conn *conn_use(int fd, int may_bind)
 {
 	struct sock *s = fd_sock_classify(fd);
 
@@ -39,6 +39,22 @@ static struct conn *conn_use(int fd, int may_bind)
 		return NULL;
 	if (!s->tried && !s->conn)
 		maybe_accelerate(fd, may_bind);
+	return sock_conn(s);
+}
+
+/*
+ * The datagram calls' first look: a descriptor the table knows as an
+ * accelerated UDP socket, with no call, so that the fast paths need no
+ * stack frame. NULL sends the call to its general path.
+ */
+static inline struct conn *conn_fast(int fd)
+{
+	struct fdent *e = fd_ent(fd);
+	struct sock *s;
+
+	if (!e || e->kind != FD_UDP)
+		return NULL;
+	s = __atomic_load_n(&e->sock, __ATOMIC_ACQUIRE);
 	return sock_conn(s);
 }
 
@@ -94,19 +110,25 @@ ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
 	return conn_sendmsg(c, fd, m, flags);
 }
 
-ssize_t sendto(int fd, const void *buf, size_t len, int flags,
-	       const struct sockaddr *to, socklen_t tolen)
+static __attribute__((noinline)) ssize_t
+sendto_slow(int fd, const void *buf, size_t len, int flags,
+	    const struct sockaddr *to, socklen_t tolen)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr m = {
-		.msg_name = (void *)to, .msg_namelen = to ? tolen : 0,
-		.msg_iov = &iov, .msg_iovlen = 1,
-	};
 	struct conn *c = conn_use(fd, 1);
 
 	if (!c)
 		return syscall(SYS_sendto, fd, buf, len, flags, to, tolen);
-	return conn_sendmsg(c, fd, &m, flags);
+	return conn_send(c, fd, buf, len, flags, to, tolen);
+}
+
+ssize_t sendto(int fd, const void *buf, size_t len, int flags,
+	       const struct sockaddr *to, socklen_t tolen)
+{
+	struct conn *c = conn_fast(fd);
+
+	if (c)
+		return conn_send(c, fd, buf, len, flags, to, tolen);
+	return sendto_slow(fd, buf, len, flags, to, tolen);
 }
 
 ssize_t send(int fd, const void *buf, size_t len, int flags)
@@ -114,18 +136,25 @@ ssize_t send(int fd, const void *buf, size_t len, int flags)
 	return sendto(fd, buf, len, flags, NULL, 0);
 }
 
-ssize_t write(int fd, const void *buf, size_t len)
+static __attribute__((noinline)) ssize_t write_slow(int fd, const void *buf, size_t len)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
 	struct conn *c = conn_use(fd, 1);
 
 	if (!c)
 		return syscall(SYS_write, fd, buf, len);
-	return conn_sendmsg(c, fd, &m, 0);
+	return conn_send(c, fd, buf, len, 0, NULL, 0);
 }
 
-ssize_t recvmsg(int fd, struct msghdr *m, int flags)
+ssize_t write(int fd, const void *buf, size_t len)
+{
+	struct conn *c = conn_fast(fd);
+
+	if (c)
+		return conn_send(c, fd, buf, len, 0, NULL, 0);
+	return write_slow(fd, buf, len);
+}
+
+static __attribute__((noinline)) ssize_t recvmsg_slow(int fd, struct msghdr *m, int flags)
 {
 	struct conn *c = conn_use(fd, 0);
 	struct rx_args a;
@@ -144,8 +173,26 @@ ssize_t recvmsg(int fd, struct msghdr *m, int flags)
 	return conn_recv(c, &a);
 }
 
-ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
-		 struct sockaddr *from, socklen_t *fromlen)
+ssize_t recvmsg(int fd, struct msghdr *m, int flags)
+{
+	struct conn *c = conn_fast(fd);
+	struct rx_args a;
+
+	if (!c || (flags & MSG_ERRQUEUE))
+		return recvmsg_slow(fd, m, flags);
+	a.fd = fd;
+	a.iov = m->msg_iov;
+	a.iovcnt = m->msg_iovlen;
+	a.flags = flags;
+	a.from = m->msg_name;
+	a.fromlen = m->msg_name ? &m->msg_namelen : NULL;
+	a.msg = m;
+	return conn_recv(c, &a);
+}
+
+static __attribute__((noinline)) ssize_t
+recvfrom_slow(int fd, void *buf, size_t len, int flags,
+	      struct sockaddr *from, socklen_t *fromlen)
 {
 	struct conn *c = conn_use(fd, 0);
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
@@ -160,12 +207,28 @@ ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
 	return conn_recv(c, &a);
 }
 
+ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
+		 struct sockaddr *from, socklen_t *fromlen)
+{
+	struct conn *c = conn_fast(fd);
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct rx_args a = {
+		.fd = fd, .iov = &iov, .iovcnt = 1, .flags = flags,
+		.from = (struct sockaddr_in *)from,
+		.fromlen = from ? fromlen : NULL,
+	};
+
+	if (!c)
+		return recvfrom_slow(fd, buf, len, flags, from, fromlen);
+	return conn_recv(c, &a);
+}
+
 ssize_t recv(int fd, void *buf, size_t len, int flags)
 {
 	return recvfrom(fd, buf, len, flags, NULL, NULL);
 }
 
-ssize_t read(int fd, void *buf, size_t len)
+static __attribute__((noinline)) ssize_t read_slow(int fd, void *buf, size_t len)
 {
 	struct conn *c = conn_use(fd, 0);
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
@@ -173,6 +236,17 @@ ssize_t read(int fd, void *buf, size_t len)
 
 	if (!c)
 		return syscall(SYS_read, fd, buf, len);
+	return conn_recv(c, &a);
+}
+
+ssize_t read(int fd, void *buf, size_t len)
+{
+	struct conn *c = conn_fast(fd);
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct rx_args a = { .fd = fd, .iov = &iov, .iovcnt = 1 };
+
+	if (!c)
+		return read_slow(fd, buf, len);
 	return conn_recv(c, &a);
 }
 
