@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Cross-build the riscv64 userspace toolchain and base system from Debian
-# sources: musl (static and shared, with a musl-gcc wrapper) and a static
+# sources: musl (static and shared, with a musl-gcc wrapper; the patches in
+# buildroot-config/musl-patches) and a static
 # busybox linked against it. The Linux UAPI headers are installed into the
 # musl sysroot from Debian's linux-source-6.1.
 # Outputs: $CACHE/sysroot-<hash>/ (musl + headers, bin/musl-gcc) and
@@ -12,7 +13,8 @@ musl_src=$(compgen -G "$SRC/musl-1.*/" | head -n1 || true)
 bb_src=$(compgen -G "$SRC/busybox-1.*/" | head -n1 || true)
 [ -n "$musl_src" ] && [ -n "$bb_src" ] || { log "sources missing (run scripts/fetch-sources.sh)"; exit 1; }
 TARBALL=/usr/src/linux-source-6.1.tar.xz
-key=$( (basename "$musl_src"; stat -c %s "$TARBALL"; echo 1) | sha256sum | cut -c1-16)
+MUSL_PATCHES=$ROOT/buildroot-config/musl-patches
+key=$( (basename "$musl_src"; stat -c %s "$TARBALL"; echo 1; hash_inputs "$MUSL_PATCHES") | sha256sum | cut -c1-16)
 SYS=$CACHE/sysroot-$key
 bbkey=$( (echo "$key"; basename "$bb_src"; hash_inputs "$ROOT/buildroot-config/busybox.config") | sha256sum | cut -c1-16)
 BB=$CACHE/busybox-$bbkey
@@ -23,6 +25,9 @@ if [ ! -x "$SYS/bin/musl-gcc" ]; then
 	W=$CACHE/work-musl
 	rm -rf "$W" "$SYS.tmp"
 	cp -r "$musl_src" "$W"
+	for p in "$MUSL_PATCHES"/*.patch; do
+		patch -s -d "$W" -p1 < "$p"
+	done
 	(cd "$W" && ./configure --target=riscv64-linux-gnu --prefix="$SYS.tmp" \
 		--syslibdir="$SYS.tmp/lib" CROSS_COMPILE=riscv64-linux-gnu- \
 		CC=riscv64-linux-gnu-gcc >/dev/null && \
