@@ -334,10 +334,11 @@ uint64_t now_us(void)
  * frequency is known (the devicetree's timebase-frequency), one
  * instruction instead of a clock_gettime system call on every check.
  */
+static uint32_t tb_khz;	/* 0: not known yet, 1: not available */
+
 static uint64_t spin_clock_us(void)
 {
 #if defined(__riscv)
-	static uint32_t tb_khz;	/* 0: not known yet, 1: not available */
 	uint64_t t;
 
 	if (!tb_khz) {
@@ -698,7 +699,13 @@ static void auto_spin_learn(struct conn *c, uint64_t from)
 	c->wait_avg_us = c->wait_avg_us ? (3 * (uint64_t)c->wait_avg_us + w) / 4 : w;
 }
 
-ssize_t conn_recv(struct conn *c, struct rx_args *a)
+/*
+ * The general receive. wait_now: called by conn_recv() with the RX lock
+ * held after it found the ring empty (and spun, where the program asked
+ * for it): sleep at once.
+ */
+static __attribute__((noinline)) ssize_t recv_general(struct conn *c, struct rx_args *a,
+						       int wait_now)
 {
 	int nonblock = c->sock->nonblock || (a->flags & MSG_DONTWAIT);
 	uint64_t deadline = deadline_of(c->sock->rcvtimeo);
@@ -713,6 +720,8 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 	 * such a receive to the kernel socket would block there while the
 	 * datagram waits in the ring (sockperf receives with MSG_NOSIGNAL).
 	 */
+	if (wait_now)
+		goto wait;
 	if (a->flags & (MSG_OOB | MSG_ERRQUEUE))
 		return kernel_recv(c, a, a->flags);
 	rlock_take(&c->rx_lock);
@@ -754,6 +763,7 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 			if (!empty)
 				break;	/* the datagram came while spinning */
 		}
+wait:
 		rlock_release(&c->rx_lock);
 		ready = conn_wait(c, ACCIO_WAIT_RX, 0, deadline);
 		rlock_take(&c->rx_lock);
@@ -771,6 +781,193 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 out:
 	rlock_release(&c->rx_lock);
 	return n;
+}
+
+static __attribute__((noinline)) ssize_t rlock_wake_ret(struct rlock *l, ssize_t ret)
+{
+	rlock_wake(l);
+	return ret;
+}
+
+static __attribute__((noinline)) ssize_t recv_unlock_general(struct conn *c, struct rx_args *a)
+{
+	rlock_release(&c->rx_lock);
+	return recv_general(c, a, 0);
+}
+
+ssize_t conn_recv(struct conn *c, struct rx_args *a);
+
+/*
+ * A blocking receive found the ring empty (RX lock held, no timeout, the
+ * kernel socket known empty): sleep until the row is ready, then receive
+ * again from the top - in the common case conn_recv()'s leaf path.
+ */
+static __attribute__((noinline)) ssize_t recv_sleep(struct conn *c, struct rx_args *a)
+{
+	int ready;
+
+	if (c->sock->rcvtimeo)
+		return recv_general(c, a, 1);
+	rlock_release(&c->rx_lock);
+	ready = conn_wait(c, ACCIO_WAIT_RX, 0, 0);
+	if (ready < 0 && !c->dead)
+		return -1;
+	if (ready > 0 && (ready & ACCIO_READY_SOCKET)) {
+		rlock_take(&c->rx_lock);
+		c->kernel_pending = 1;
+		rlock_release(&c->rx_lock);
+	}
+	return conn_recv(c, a);
+}
+
+/*
+ * recv(), recvfrom(), recvmsg() and read(). The common case is a leaf
+ * function, as conn_send(): the lock free, the datagram in the ring or
+ * coming while the thread spins (ACCIO_SPIN_US, the time CSR inline), one
+ * aligned buffer; then the header, the copy in 8-byte words, the source
+ * address and the timestamp message, the read pointer. Everything else -
+ * sleeping, the kernel path, several buffers, ACCIO_SPIN_US=auto - is
+ * recv_general()'s, which starts over.
+ */
+ssize_t conn_recv(struct conn *c, struct rx_args *a)
+{
+	struct msghdr *msg = a->msg;
+	struct cmsghdr *cm;
+	struct timespec *t;
+	uint64_t wptr, rptr = c->rx_rptr, end, now, ts, sz, w0, w1, w2, w3;
+	uint64_t *d;
+	const uint64_t *w;
+	uint16_t len, sport;
+	uint32_t sip, mask;
+	size_t n, want;
+	uint8_t *rec;
+	int free = 0;
+
+	if ((a->flags & (MSG_OOB | MSG_ERRQUEUE)) || a->iovcnt != 1 || accio_spin_auto ||
+	    !__atomic_compare_exchange_n(&c->rx_lock.v, &free, 1, 0,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return recv_general(c, a, 0);
+	if (c->dead || c->zc_rx)
+		return recv_unlock_general(c, a);
+	wptr = c->regs[ACCIO_ROW_RX_WPTR / 8];
+	if (wptr == rptr) {
+		if (c->kernel_pending || c->sock->nonblock || (a->flags & MSG_DONTWAIT) ||
+		    (accio_spin_us > 0 && tb_khz <= 1))
+			return recv_unlock_general(c, a);
+		if (accio_spin_us <= 0)
+			return recv_sleep(c, a);		/* lock held */
+#if defined(__riscv)
+		__asm__ volatile("rdtime %0" : "=r"(now));
+#else
+		now = 0;
+#endif
+		end = now + (uint64_t)accio_spin_us * tb_khz / 1000;
+		spin_begin();
+		while ((wptr = c->regs[ACCIO_ROW_RX_WPTR / 8]) == rptr) {
+#if defined(__riscv)
+			__asm__ volatile("rdtime %0" : "=r"(now));
+#endif
+			if (now >= end)
+				break;
+		}
+		spin_end();
+		if (wptr == rptr)
+			return recv_sleep(c, a);	/* spun enough */
+	}
+	rmb_io();
+	mask = c->rx_bytes - 1;
+	rec = c->rx + (rptr & mask);
+	w0 = *(const uint64_t *)__builtin_assume_aligned(rec, 8);
+	ts = *(const uint64_t *)__builtin_assume_aligned(rec + 8, 8);
+	len = w0;
+	sport = w0 >> 16;
+	sip = w0 >> 32;
+	d = a->iov[0].iov_base;
+	want = a->iov[0].iov_len;
+	if ((uintptr_t)d < 4096 || ((uintptr_t)d & 7))
+		return recv_unlock_general(c, a);	/* EFAULT or memcpy there */
+	n = want < len ? want : len;
+	w = __builtin_assume_aligned(c->rx + ((rptr + ACCIO_RX_HDR) & mask), 8);
+	for (sz = n; sz >= 32; sz -= 32) {
+		w0 = w[0];
+		w1 = w[1];
+		w2 = w[2];
+		w3 = w[3];
+		d[0] = w0;
+		d[1] = w1;
+		d[2] = w2;
+		d[3] = w3;
+		d += 4;
+		w += 4;
+		__asm__("" : "+r"(d), "+r"(w));
+	}
+	for (; sz >= 8; sz -= 8) {
+		*d++ = *w++;
+		__asm__("" : "+r"(d), "+r"(w));
+	}
+	if (sz) {
+		uint8_t *db = (uint8_t *)d;
+
+		for (w0 = *w; sz; sz--, w0 >>= 8) {
+			*db++ = w0;
+			__asm__("" : "+r"(db));
+		}
+	}
+	if (a->from && a->fromlen) {
+		struct sockaddr_in *sa = a->from;
+
+		if (*a->fromlen >= sizeof(*sa)) {
+			sa->sin_family = AF_INET;
+			sa->sin_port = htobe16(sport);
+			sa->sin_addr.s_addr = htobe32(sip);
+			memset(sa->sin_zero, 0, sizeof(sa->sin_zero));
+		} else {
+			struct sockaddr_in tmp = {
+				.sin_family = AF_INET,
+				.sin_port = htobe16(sport),
+				.sin_addr.s_addr = htobe32(sip),
+			};
+			uint8_t *o = (uint8_t *)sa;
+			const uint8_t *i = (const uint8_t *)&tmp;
+			socklen_t k;
+
+			for (k = 0; k < *a->fromlen; k++) {
+				o[k] = i[k];
+				__asm__("" : "+r"(o));
+			}
+		}
+		*a->fromlen = sizeof(*sa);
+	}
+	if (msg) {
+		msg->msg_flags = n < len ? MSG_TRUNC : 0;
+		if (msg->msg_control) {
+			if (!(c->sock->tstamp & SOF_TIMESTAMPING_RX_HARDWARE) ||
+			    msg->msg_controllen < CMSG_SPACE(3 * sizeof(*t))) {
+				msg->msg_controllen = 0;
+			} else {
+				cm = CMSG_FIRSTHDR(msg);
+				cm->cmsg_level = SOL_SOCKET;
+				cm->cmsg_type = SO_TIMESTAMPING;
+				cm->cmsg_len = CMSG_LEN(3 * sizeof(*t));
+				t = __builtin_assume_aligned(CMSG_DATA(cm), 8);
+				t[0].tv_sec = 0;
+				t[0].tv_nsec = 0;
+				t[1].tv_sec = 0;
+				t[1].tv_nsec = 0;
+				t[2].tv_sec = ts / 1000000000ull;
+				t[2].tv_nsec = ts % 1000000000ull;
+				msg->msg_controllen = CMSG_SPACE(3 * sizeof(*t));
+			}
+		}
+	}
+	if (!(a->flags & MSG_PEEK)) {
+		c->rx_rptr = rptr + PAD8(ACCIO_RX_HDR + len);
+		c->regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
+		c->st->rx_ring++;
+	}
+	if (__atomic_exchange_n(&c->rx_lock.v, 0, __ATOMIC_RELEASE) == 2)
+		return rlock_wake_ret(&c->rx_lock, (a->flags & MSG_TRUNC) ? len : n);
+	return (a->flags & MSG_TRUNC) ? len : n;
 }
 
 /* ---- transmit --------------------------------------------------------- */
@@ -1023,12 +1220,6 @@ send_unlock_one(struct conn *c, int fd, const void *buf, size_t len, int flags,
 {
 	rlock_release(&c->tx_lock);
 	return send_one(c, fd, buf, len, flags, to, tolen);
-}
-
-static __attribute__((noinline)) ssize_t rlock_wake_ret(struct rlock *l, ssize_t ret)
-{
-	rlock_wake(l);
-	return ret;
 }
 
 /*
