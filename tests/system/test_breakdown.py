@@ -29,9 +29,15 @@ def test_breakdown_attributes_each_path_to_its_stages(tmp_path):
     assert linux["socket layer"] > 100 and linux["UDP/IP"] > 100
     assert linux["libaccio send"] == 0 and linux["Accio driver"] == 0
     # Accio: libaccio's send and receive, the ICT driver for the waits,
-    # uncached accesses to the uncore, and no socket layer
+    # uncached accesses to the uncore, and no socket layer on its path. One
+    # nonblocking look at the kernel socket is by design: the first receive
+    # that finds the ring empty reads datagrams that reached the socket
+    # before its row existed (libaccio/README.md); with the host's echo in
+    # real time that receive falls among the measured ones in some runs
+    # (one such look: about 330 instructions, 8 per round trip of 40).
     assert accio["libaccio send"] > 0 and accio["libaccio receive"] > 0
-    assert accio["Accio driver"] > 0 and accio["socket layer"] == 0
+    assert accio["Accio driver"] > 0
+    assert accio["socket layer"] * 40 < 500, accio["socket layer"]
     assert any(k.startswith("uncore ") for k in res["accio"]["mmio"])
     # spinning: the busy-wait is not counted, so it costs less than blocking
     # and makes almost no system calls
