@@ -8,7 +8,15 @@
  * LD_PRELOAD=/usr/lib/libaccio.so.
  *
  * usage: udp_pingpong [-s HOST] [-p PORT] [-m SIZE] [-n COUNT] [-w WARMUP]
- *                     [-i IFACE] [-t MS] [-q] [-M] [-b]
+ *                     [-i IFACE] [-t MS] [-q] [-M] [-b] [-z]
+ *
+ * -z: libaccio's zero-copy API (accio.h) instead of send/recvmsg: the
+ * request is written into a buffer inside the socket's TX ring
+ * (accio_zc_alloc, accio_zc_send), the reply read from its place in the RX
+ * ring (accio_zc_recv, with the NIC's receive timestamp) and copied out
+ * (accio_zc_release): the shortest path the library has, for comparison
+ * with the POSIX calls. Needs libaccio (LD_PRELOAD=libaccio.so); not with
+ * -t.
  *
  * -b: a barrier between the warm-up and the measured round trips, for a
  * launcher of many clients (udp_multi): after its warm-up the client writes
@@ -43,6 +51,7 @@
  */
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <linux/net_tstamp.h>
 #include <linux/sockios.h>
@@ -55,6 +64,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -203,6 +213,45 @@ static void diagnose(int fd, long round)
 	fflush(stdout);
 }
 
+/* libaccio's zero-copy API, found at run time (-z) */
+static void *(*zc_alloc)(int, size_t);
+static ssize_t (*zc_send)(int, void *, size_t, const struct sockaddr_in *);
+static ssize_t (*zc_recv)(int, const void **, struct sockaddr_in *, uint64_t *);
+static int (*zc_release)(int, const void *);
+
+static int zc_find(void)
+{
+	zc_alloc = (void *(*)(int, size_t))dlsym(RTLD_DEFAULT, "accio_zc_alloc");
+	zc_send = (ssize_t (*)(int, void *, size_t, const struct sockaddr_in *))
+		dlsym(RTLD_DEFAULT, "accio_zc_send");
+	zc_recv = (ssize_t (*)(int, const void **, struct sockaddr_in *, uint64_t *))
+		dlsym(RTLD_DEFAULT, "accio_zc_recv");
+	zc_release = (int (*)(int, const void *))dlsym(RTLD_DEFAULT, "accio_zc_release");
+	return zc_alloc && zc_send && zc_recv && zc_release ? 0 : -1;
+}
+
+/* One round trip through the zero-copy API: the reply's length, -1 on error. */
+static ssize_t zc_round_trip(int fd, const uint8_t *tx, uint8_t *rx, int size,
+			     uint64_t *rx_hw)
+{
+	const void *rb;
+	void *b = zc_alloc(fd, size);
+	ssize_t n;
+
+	if (!b)
+		return -1;
+	memcpy(b, tx, size);
+	if (zc_send(fd, b, size, NULL) != size)
+		return -1;
+	n = zc_recv(fd, &rb, NULL, rx_hw);
+	if (n < 0)
+		return -1;
+	memcpy(rx, rb, n);
+	if (zc_release(fd, rb) < 0)
+		return -1;
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	static uint8_t tx[2048], rx[2048];
@@ -211,7 +260,7 @@ int main(int argc, char **argv)
 	struct hwtstamp_config hw = { .tx_type = HWTSTAMP_TX_ON,
 				      .rx_filter = HWTSTAMP_FILTER_ALL };
 	struct ifreq ifr;
-	int port = 7777, size = 64, warm = 10, quiet = 0, maps = 0, barrier = 0;
+	int port = 7777, size = 64, warm = 10, quiet = 0, maps = 0, barrier = 0, zc = 0;
 	int opt, fd, i, flags;
 	long count = 1000, hw_n = 0, bad = 0, lost = 0, nrtt = 0, timeout_ms = 0;
 	uint64_t *rtt, *proc, hw_sum = 0, t0, t1, start, hist[32] = { 0 };
@@ -219,7 +268,7 @@ int main(int argc, char **argv)
 	char ctl[256];
 	uint64_t last_tx_hw = 0;
 
-	while ((opt = getopt(argc, argv, "s:p:m:n:w:i:t:qMb")) != -1) {
+	while ((opt = getopt(argc, argv, "s:p:m:n:w:i:t:qMbz")) != -1) {
 		switch (opt) {
 		case 's': host = optarg; break;
 		case 'p': port = atoi(optarg); break;
@@ -231,12 +280,18 @@ int main(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case 'M': maps = 1; break;
 		case 'b': barrier = 1; break;
+		case 'z': zc = 1; break;
 		default:
 			fprintf(stderr, "usage: udp_pingpong [-s HOST] [-p PORT] "
 				"[-m SIZE] [-n COUNT] [-w WARMUP] [-i IFACE] [-t MS] [-q] [-M] "
-				"[-b]\n");
+				"[-b] [-z]\n");
 			return 2;
 		}
+	}
+	if (zc && (timeout_ms > 0 || zc_find() < 0)) {
+		fprintf(stderr, "udp_pingpong: -z needs libaccio's zero-copy API "
+			"(LD_PRELOAD=/usr/lib/libaccio.so) and no -t\n");
+		return 2;
 	}
 	if (size < 8 || size > 1472 || count < 1)
 		return 2;
@@ -270,7 +325,7 @@ int main(int argc, char **argv)
 		struct iovec iov = { rx, sizeof(rx) };
 		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
 				    .msg_control = ctl, .msg_controllen = sizeof(ctl) };
-		uint64_t rx_hw, tx_hw = 0;
+		uint64_t rx_hw = 0, tx_hw = 0;
 		ssize_t n;
 		int seq;
 
@@ -285,16 +340,24 @@ int main(int argc, char **argv)
 		t0 = now_ns();
 		if (i >= 0)
 			window_open();
-		if (send(fd, tx, size, 0) != size) {
-			perror("udp_pingpong: send");
-			return 1;
+		if (zc) {
+			n = zc_round_trip(fd, tx, rx, size, &rx_hw);
+			if (n < 0) {
+				perror("udp_pingpong: zero-copy round trip");
+				return 1;
+			}
+		} else {
+			if (send(fd, tx, size, 0) != size) {
+				perror("udp_pingpong: send");
+				return 1;
+			}
+			/* with -t, a reply that came after its time is skipped here */
+			do {
+				m.msg_controllen = sizeof(ctl);
+				n = recvmsg(fd, &m, 0);
+				memcpy(&seq, rx, sizeof(seq));
+			} while (timeout_ms > 0 && n == size && seq < i);
 		}
-		/* with -t, a reply that came after its time is skipped here */
-		do {
-			m.msg_controllen = sizeof(ctl);
-			n = recvmsg(fd, &m, 0);
-			memcpy(&seq, rx, sizeof(seq));
-		} while (timeout_ms > 0 && n == size && seq < i);
 		if (i >= 0)
 			window_close();
 		t1 = now_ns();
@@ -308,7 +371,8 @@ int main(int argc, char **argv)
 			bad++;
 			continue;
 		}
-		rx_hw = hw_stamp(&m);
+		if (!zc)
+			rx_hw = hw_stamp(&m);
 		/* the request's transmit timestamp, where the kernel has one */
 		if (rx_hw)
 			tx_hw = tx_stamp(fd, ctl, sizeof(ctl));

@@ -34,7 +34,10 @@ nothing then runs in real time, so a waiting hart never meets a timer tick
 because the host was slow, and two runs count the same instructions.
 
 Modes: linux (plain sockets), accio (LD_PRELOAD=libaccio.so, blocking, the
-default), spin (ACCIO_SPIN_US=100000), mmio (spin + ACCIO_MMIO_TX_MAX=1472).
+default), spin (ACCIO_SPIN_US=100000), mmio (spin + ACCIO_MMIO_TX_MAX=1472);
+and, when asked for (--modes ...,zc), zc: spinning through libaccio's
+zero-copy API (udp_pingpong -z) instead of send/recvmsg, the shortest path
+the library offers.
 Prints Markdown tables; writes the numbers as JSON and a stacked-bar plot
 (matplotlib) when asked.
 """
@@ -60,7 +63,9 @@ MODES = {
     "accio": PRELOAD,
     "spin": PRELOAD + " ACCIO_SPIN_US=100000",
     "mmio": PRELOAD + " ACCIO_SPIN_US=100000 ACCIO_MMIO_TX_MAX=1472",
+    "zc": PRELOAD + " ACCIO_SPIN_US=100000",
 }
+MODE_ARGS = {"zc": "-z"}    # udp_pingpong -z: libaccio's zero-copy API
 NS_PER_INSN = 16            # icount shift 4
 KERNEL_BASE = 0xffffffff00000000
 FIRMWARE = (0x80000000, 0x80200000)
@@ -84,9 +89,9 @@ STAGES = [
     "memory mgmt", "other kernel", "other user",
 ]
 
-LIBACCIO_SEND = re.compile(r"^(send|sendto|sendmsg|sendmmsg|write|writev|conn_send|send_general|tx_|"
+LIBACCIO_SEND = re.compile(r"^(accio_zc_alloc|accio_zc_send|send|sendto|sendmsg|sendmmsg|write|writev|conn_send|send_general|tx_|"
                            r"make_txhdr|mmio_send|kernel_send|dest_ok|ring_write|wmb_io)")
-LIBACCIO_RECV = re.compile(r"^(recv|recvfrom|recvmsg|recvmmsg|read|readv|__recv|__read_chk|"
+LIBACCIO_RECV = re.compile(r"^(accio_zc_recv|accio_zc_release|recv|recvfrom|recvmsg|recvmmsg|read|readv|__recv|__read_chk|"
                            r"conn_recv|ring_recv|ring_read|rx_|kernel_recv|errqueue_recv|"
                            r"put_tstamp|rmb_io|tx_stamp)")
 LIBACCIO_SLEEP = re.compile(r"^(conn_wait|deadline_of|now_us)")
@@ -293,7 +298,7 @@ def profile(mode, count, size, so, hart=None, cmdline="", peer=None):
             port, wire = 7, f"echo:{peer}"
         pin = f"taskset {1 << hart:#x} " if hart is not None else ""
         cmd = (f"{MODES[mode]} {pin}udp_pingpong -q -M -n {count} -m {size} "
-               f"-p {port}")
+               f"-p {port} {MODE_ARGS.get(mode, '')}").rstrip()
         r = accio.run(cmd, icount=4, wire=wire, timeout=1200, cmdline_extra=cmdline,
                       qemu_extra=["-plugin", f"{so},out={counts},mmio=on"])
         if r.rc != 0:

@@ -74,7 +74,8 @@ ssize_t accio_zc_send(int fd, void *buf, size_t len,
 
 /*
  * Zero-copy receive: *buf points at the next datagram inside the pinned RX
- * ring (blocking as recv does); accio_zc_release() hands it back. A
+ * ring (blocking as recv does, after spinning up to ACCIO_SPIN_US);
+ * accio_zc_release() hands it back. A
  * datagram that came the kernel's way (a fragmented one, or one that
  * arrived before acceleration) is copied once into a buffer of the
  * library instead, with *hw_time_ns 0.

@@ -293,25 +293,6 @@ static inline void wmb_io(void)
 #endif
 }
 
-/*
- * A busy-wait is waiting, not work: eval/breakdown.py's instruction counter
- * stops counting between these two hints (RISC-V "slti x0, x0, imm", a
- * no-op designated for custom use).
- */
-static inline void spin_begin(void)
-{
-#if defined(__riscv)
-	__asm__ volatile(".4byte 0x00302013");
-#endif
-}
-
-static inline void spin_end(void)
-{
-#if defined(__riscv)
-	__asm__ volatile(".4byte 0x00402013");
-#endif
-}
-
 void rmb_io(void)
 {
 #if defined(__riscv)
@@ -336,7 +317,7 @@ uint64_t now_us(void)
  */
 static uint32_t tb_khz;	/* 0: not known yet, 1: not available */
 
-static uint64_t spin_clock_us(void)
+uint64_t spin_clock_us(void)
 {
 #if defined(__riscv)
 	uint64_t t;

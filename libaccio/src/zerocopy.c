@@ -142,6 +142,18 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 			}
 			c->kernel_pending = 0;
 		}
+		if (accio_spin_us > 0) {
+			/* ACCIO_SPIN_US: spin before sleeping, as recv() does */
+			uint64_t end = spin_clock_us() + accio_spin_us;
+			int empty;
+
+			spin_begin();
+			while ((empty = rx_empty(c)) && spin_clock_us() < end)
+				;
+			spin_end();
+			if (!empty)
+				break;
+		}
 		rlock_release(&c->rx_lock);
 		ready = conn_wait(c, ACCIO_WAIT_RX, 0, 0);
 		rlock_take(&c->rx_lock);
