@@ -521,7 +521,9 @@ static ssize_t kernel_recv(struct conn *c, struct rx_args *a, int flags)
 	return n;
 }
 
-static void put_tstamp(struct conn *c, struct msghdr *msg, uint64_t hw)
+/* inline: part of conn_recv()'s leaf path */
+static inline __attribute__((always_inline)) void
+put_tstamp(struct conn *c, struct msghdr *msg, uint64_t hw)
 {
 	struct cmsghdr *cm;
 	struct timespec ts[3], *t;
@@ -560,17 +562,17 @@ static void put_tstamp(struct conn *c, struct msghdr *msg, uint64_t hw)
  */
 #define COPY_WORDS_MAX 512
 
-static inline void copy_payload(void *dst, const void *src, size_t len)
+/*
+ * The whole 8-byte words of len bytes from *w to *d, both aligned; the
+ * pointers move past them and the rest (len % 8) is returned. Inline into
+ * the leaf paths, and a loop rather than a memcpy call.
+ */
+static inline __attribute__((always_inline)) size_t
+copy_words(uint64_t **dp, const uint64_t **wp, size_t len)
 {
-	uint64_t *d = dst, w0, w1, w2, w3;
-	const uint64_t *w = src;
-	uint8_t *db;
-	const uint8_t *sb;
+	uint64_t *d = *dp, w0, w1, w2, w3;
+	const uint64_t *w = *wp;
 
-	if ((((uintptr_t)dst | (uintptr_t)src) & 7) || len > COPY_WORDS_MAX) {
-		memcpy(dst, src, len);
-		return;
-	}
 	for (; len >= 32; len -= 32) {
 		w0 = w[0];
 		w1 = w[1];
@@ -582,13 +584,30 @@ static inline void copy_payload(void *dst, const void *src, size_t len)
 		d[3] = w3;
 		d += 4;
 		w += 4;
-		/* a loop, not a call: keep the compiler from making it memcpy */
+		/* keep the compiler from making the loop a memcpy call */
 		__asm__("" : "+r"(d), "+r"(w));
 	}
 	for (; len >= 8; len -= 8) {
 		*d++ = *w++;
 		__asm__("" : "+r"(d), "+r"(w));
 	}
+	*dp = d;
+	*wp = w;
+	return len;
+}
+
+static inline void copy_payload(void *dst, const void *src, size_t len)
+{
+	uint64_t *d = dst;
+	const uint64_t *w = src;
+	uint8_t *db;
+	const uint8_t *sb;
+
+	if ((((uintptr_t)dst | (uintptr_t)src) & 7) || len > COPY_WORDS_MAX) {
+		memcpy(dst, src, len);
+		return;
+	}
+	len = copy_words(&d, &w, len);
 	db = (uint8_t *)d;
 	sb = (const uint8_t *)w;
 	for (; len; len--) {
@@ -813,9 +832,7 @@ static __attribute__((noinline)) ssize_t recv_sleep(struct conn *c, struct rx_ar
 ssize_t conn_recv(struct conn *c, struct rx_args *a)
 {
 	struct msghdr *msg = a->msg;
-	struct cmsghdr *cm;
-	struct timespec *t;
-	uint64_t wptr, rptr = c->rx_rptr, end, now, ts, sz, w0, w1, w2, w3;
+	uint64_t wptr, rptr = c->rx_rptr, end, now, ts, sz, w0;
 	uint64_t *d;
 	const uint64_t *w;
 	uint16_t len, sport;
@@ -869,23 +886,7 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 		return recv_unlock_general(c, a);	/* EFAULT or memcpy there */
 	n = want < len ? want : len;
 	w = __builtin_assume_aligned(c->rx + ((rptr + ACCIO_RX_HDR) & mask), 8);
-	for (sz = n; sz >= 32; sz -= 32) {
-		w0 = w[0];
-		w1 = w[1];
-		w2 = w[2];
-		w3 = w[3];
-		d[0] = w0;
-		d[1] = w1;
-		d[2] = w2;
-		d[3] = w3;
-		d += 4;
-		w += 4;
-		__asm__("" : "+r"(d), "+r"(w));
-	}
-	for (; sz >= 8; sz -= 8) {
-		*d++ = *w++;
-		__asm__("" : "+r"(d), "+r"(w));
-	}
+	sz = copy_words(&d, &w, n);
 	if (sz) {
 		uint8_t *db = (uint8_t *)d;
 
@@ -921,25 +922,7 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 	}
 	if (msg) {
 		msg->msg_flags = n < len ? MSG_TRUNC : 0;
-		if (msg->msg_control) {
-			if (!(c->sock->tstamp & SOF_TIMESTAMPING_RX_HARDWARE) ||
-			    msg->msg_controllen < CMSG_SPACE(3 * sizeof(*t))) {
-				msg->msg_controllen = 0;
-			} else {
-				cm = CMSG_FIRSTHDR(msg);
-				cm->cmsg_level = SOL_SOCKET;
-				cm->cmsg_type = SO_TIMESTAMPING;
-				cm->cmsg_len = CMSG_LEN(3 * sizeof(*t));
-				t = __builtin_assume_aligned(CMSG_DATA(cm), 8);
-				t[0].tv_sec = 0;
-				t[0].tv_nsec = 0;
-				t[1].tv_sec = 0;
-				t[1].tv_nsec = 0;
-				t[2].tv_sec = ts / 1000000000ull;
-				t[2].tv_nsec = ts % 1000000000ull;
-				msg->msg_controllen = CMSG_SPACE(3 * sizeof(*t));
-			}
-		}
+		put_tstamp(c, msg, ts);
 	}
 	if (!(a->flags & MSG_PEEK)) {
 		c->rx_rptr = rptr + PAD8(ACCIO_RX_HDR + len);
@@ -1018,6 +1001,16 @@ void tx_publish(struct conn *c, uint32_t rec)
 	wmb_io();
 	c->regs[ACCIO_ROW_TX_WPTR / 8] = c->tx_wptr;
 	c->regs[ACCIO_ROW_DOORBELL / 8] = 1;
+}
+
+/* A record of rec bytes is in the ring: publish it, count it, unlock. */
+static ssize_t tx_done(struct conn *c, uint32_t rec, size_t len)
+{
+	tx_publish(c, rec);
+	c->st->tx_ring++;
+	tx_stamp_want(c);
+	rlock_release(&c->tx_lock);
+	return len;
 }
 
 void make_txhdr(uint8_t *hdr, size_t len, uint32_t ip, uint16_t port)
@@ -1121,11 +1114,7 @@ ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 			   m->msg_iov[i].iov_base, m->msg_iov[i].iov_len);
 		done += m->msg_iov[i].iov_len;
 	}
-	tx_publish(c, rec);
-	c->st->tx_ring++;
-	tx_stamp_want(c);
-	rlock_release(&c->tx_lock);
-	return len;
+	return tx_done(c, rec, len);
 }
 
 
@@ -1188,11 +1177,7 @@ send_one(struct conn *c, int fd, const void *buf, size_t len, int flags,
 	mask = c->tx_bytes - 1;
 	*(uint64_t *)__builtin_assume_aligned(c->tx + (wptr & mask), 8) = hdr;
 	copy_payload(c->tx + ((wptr + ACCIO_TX_HDR) & mask), buf, len);
-	tx_publish(c, rec);
-	c->st->tx_ring++;
-	tx_stamp_want(c);
-	rlock_release(&c->tx_lock);
-	return len;
+	return tx_done(c, rec, len);
 }
 
 static __attribute__((noinline)) ssize_t
@@ -1215,7 +1200,7 @@ ssize_t conn_send(struct conn *c, int fd, const void *buf, size_t len, int flags
 		  const struct sockaddr *to, socklen_t tolen)
 {
 	uint32_t rec = PAD8(ACCIO_TX_HDR + len), mask;
-	uint64_t *d, w0, w1, w2, w3, wptr;
+	uint64_t *d, w0, wptr;
 	const uint64_t *w;
 	size_t n;
 	int free = 0;
@@ -1234,33 +1219,17 @@ ssize_t conn_send(struct conn *c, int fd, const void *buf, size_t len, int flags
 	*(uint64_t *)__builtin_assume_aligned(c->tx + (wptr & mask), 8) = len;
 	d = __builtin_assume_aligned(c->tx + ((wptr + ACCIO_TX_HDR) & mask), 8);
 	w = buf;
-	for (n = len; n >= 32; n -= 32) {
-		w0 = w[0];
-		w1 = w[1];
-		w2 = w[2];
-		w3 = w[3];
-		d[0] = w0;
-		d[1] = w1;
-		d[2] = w2;
-		d[3] = w3;
-		d += 4;
-		w += 4;
-		__asm__("" : "+r"(d), "+r"(w));
-	}
-	/* the record is padded to 8 bytes: whole words, the last one in part */
-	for (; n; n = n > 8 ? n - 8 : 0) {
-		if (n >= 8) {
-			w0 = *w;
-		} else {
-			const uint8_t *b = (const uint8_t *)w;
-			size_t i;
+	n = copy_words(&d, &w, len);
+	if (n) {
+		/* the record is padded to 8 bytes: the last word in part */
+		const uint8_t *b = (const uint8_t *)w;
+		size_t i;
 
-			for (w0 = 0, i = 0; i < n; i++)
-				w0 |= (uint64_t)b[i] << (8 * i);
+		for (w0 = 0, i = 0; i < n; i++) {
+			w0 |= (uint64_t)b[i] << (8 * i);
+			__asm__("" : "+r"(b));
 		}
-		*d++ = w0;
-		w++;
-		__asm__("" : "+r"(d), "+r"(w));
+		*d = w0;
 	}
 	tx_publish(c, rec);
 	c->st->tx_ring++;

@@ -154,6 +154,23 @@ ssize_t write(int fd, const void *buf, size_t len)
 	return write_slow(fd, buf, len);
 }
 
+static inline void rx_args_of_msg(struct rx_args *a, int fd, struct msghdr *m, int flags)
+{
+	a->fd = fd;
+	a->iov = m->msg_iov;
+	a->iovcnt = m->msg_iovlen;
+	a->flags = flags;
+	a->from = m->msg_name;
+	a->fromlen = m->msg_name ? &m->msg_namelen : NULL;
+	a->msg = m;
+}
+
+/* The receives' general lookup: the first acceleration attempt and unknown fds. */
+static __attribute__((noinline)) struct conn *conn_use_slow(int fd)
+{
+	return conn_use(fd, 0);
+}
+
 static __attribute__((noinline)) ssize_t recvmsg_slow(int fd, struct msghdr *m, int flags)
 {
 	struct conn *c = conn_use(fd, 0);
@@ -163,16 +180,11 @@ static __attribute__((noinline)) ssize_t recvmsg_slow(int fd, struct msghdr *m, 
 		return syscall(SYS_recvmsg, fd, m, flags);
 	if (flags & MSG_ERRQUEUE)
 		return errqueue_recv(c, fd, m, flags);
-	a.fd = fd;
-	a.iov = m->msg_iov;
-	a.iovcnt = m->msg_iovlen;
-	a.flags = flags;
-	a.from = m->msg_name;
-	a.fromlen = m->msg_name ? &m->msg_namelen : NULL;
-	a.msg = m;
+	rx_args_of_msg(&a, fd, m, flags);
 	return conn_recv(c, &a);
 }
 
+/* The general path in its own function: the common one saves no registers. */
 ssize_t recvmsg(int fd, struct msghdr *m, int flags)
 {
 	struct conn *c = conn_fast(fd);
@@ -180,30 +192,7 @@ ssize_t recvmsg(int fd, struct msghdr *m, int flags)
 
 	if (!c || (flags & MSG_ERRQUEUE))
 		return recvmsg_slow(fd, m, flags);
-	a.fd = fd;
-	a.iov = m->msg_iov;
-	a.iovcnt = m->msg_iovlen;
-	a.flags = flags;
-	a.from = m->msg_name;
-	a.fromlen = m->msg_name ? &m->msg_namelen : NULL;
-	a.msg = m;
-	return conn_recv(c, &a);
-}
-
-static __attribute__((noinline)) ssize_t
-recvfrom_slow(int fd, void *buf, size_t len, int flags,
-	      struct sockaddr *from, socklen_t *fromlen)
-{
-	struct conn *c = conn_use(fd, 0);
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
-	struct rx_args a = {
-		.fd = fd, .iov = &iov, .iovcnt = 1, .flags = flags,
-		.from = (struct sockaddr_in *)from,
-		.fromlen = from ? fromlen : NULL,
-	};
-
-	if (!c)
-		return syscall(SYS_recvfrom, fd, buf, len, flags, from, fromlen);
+	rx_args_of_msg(&a, fd, m, flags);
 	return conn_recv(c, &a);
 }
 
@@ -218,8 +207,8 @@ ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
 		.fromlen = from ? fromlen : NULL,
 	};
 
-	if (!c)
-		return recvfrom_slow(fd, buf, len, flags, from, fromlen);
+	if (!c && !(c = conn_use_slow(fd)))
+		return syscall(SYS_recvfrom, fd, buf, len, flags, from, fromlen);
 	return conn_recv(c, &a);
 }
 
@@ -228,25 +217,14 @@ ssize_t recv(int fd, void *buf, size_t len, int flags)
 	return recvfrom(fd, buf, len, flags, NULL, NULL);
 }
 
-static __attribute__((noinline)) ssize_t read_slow(int fd, void *buf, size_t len)
-{
-	struct conn *c = conn_use(fd, 0);
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
-	struct rx_args a = { .fd = fd, .iov = &iov, .iovcnt = 1 };
-
-	if (!c)
-		return syscall(SYS_read, fd, buf, len);
-	return conn_recv(c, &a);
-}
-
 ssize_t read(int fd, void *buf, size_t len)
 {
 	struct conn *c = conn_fast(fd);
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct rx_args a = { .fd = fd, .iov = &iov, .iovcnt = 1 };
 
-	if (!c)
-		return read_slow(fd, buf, len);
+	if (!c && !(c = conn_use_slow(fd)))
+		return syscall(SYS_read, fd, buf, len);
 	return conn_recv(c, &a);
 }
 
