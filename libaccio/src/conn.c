@@ -832,7 +832,7 @@ static __attribute__((noinline)) ssize_t recv_sleep(struct conn *c, struct rx_ar
 ssize_t conn_recv(struct conn *c, struct rx_args *a)
 {
 	struct msghdr *msg = a->msg;
-	uint64_t wptr, rptr = c->rx_rptr, end, now, ts, sz, w0;
+	uint64_t wptr, rptr, end, now, ts, sz, w0;
 	uint64_t *d;
 	const uint64_t *w;
 	uint16_t len, sport;
@@ -847,6 +847,8 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 		return recv_general(c, a, 0);
 	if (c->dead || c->zc_rx)
 		return recv_unlock_general(c, a);
+	/* under the lock: another thread may have taken a datagram meanwhile */
+	rptr = c->rx_rptr;
 	wptr = c->regs[ACCIO_ROW_RX_WPTR / 8];
 	if (wptr == rptr) {
 		if (c->kernel_pending || c->sock->nonblock || (a->flags & MSG_DONTWAIT) ||
