@@ -975,8 +975,12 @@ static uint64_t tx_used(struct conn *c)
 /* Room for rec bytes in the TX ring, waiting if allowed. 0 or -1. */
 int tx_room(struct conn *c, uint32_t rec, int nonblock)
 {
-	uint64_t deadline = deadline_of(c->sock->sndtimeo);
+	uint64_t deadline;
 
+	/* the engine's read pointer only moves forward: the last one seen */
+	if (c->tx_wptr + rec - c->tx_rptr_seen <= c->tx_bytes)
+		return 0;
+	deadline = deadline_of(c->sock->sndtimeo);
 	while (tx_used(c) + rec > c->tx_bytes) {
 		if (nonblock) {
 			errno = EAGAIN;
@@ -1133,61 +1137,12 @@ send_general(struct conn *c, int fd, const void *buf, size_t len, int flags,
 	return conn_sendmsg(c, fd, &m, flags);
 }
 
-/*
- * send(), sendto() and write() of one buffer, the general case: a
- * destination address, a buffer the fast path does not take, a full ring,
- * a contended lock.
- */
 static __attribute__((noinline)) ssize_t
-send_one(struct conn *c, int fd, const void *buf, size_t len, int flags,
-	 const struct sockaddr *to, socklen_t tolen)
-{
-	const struct sockaddr_in *sin = (const struct sockaddr_in *)to;
-	uint32_t ip = 0, rec;
-	uint16_t port = 0;
-	uint64_t hdr, wptr;
-	uint32_t mask;
-
-	if ((flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL)) || len > ACCIO_MAX_PAYLOAD ||
-	    (int)len <= accio_mmio_max || (len && (uintptr_t)buf < 4096))
-		return send_general(c, fd, buf, len, flags, to, tolen);
-	if (sin) {
-		if (tolen < sizeof(*sin) || sin->sin_family != AF_INET ||
-		    !sin->sin_port || !dest_ok(c, sin->sin_addr.s_addr))
-			return send_general(c, fd, buf, len, flags, to, tolen);
-		ip = sin->sin_addr.s_addr;
-		port = sin->sin_port;
-	} else if (!c->rip) {
-		errno = EDESTADDRREQ;
-		return -1;
-	}
-	/* the record header of make_txhdr(), as one little-endian word */
-	hdr = (uint64_t)len | (uint64_t)be16toh(port) << 16 |
-	      (uint64_t)be32toh(ip) << 32;
-	rec = PAD8(ACCIO_TX_HDR + len);
-	rlock_take(&c->tx_lock);
-	if (c->dead) {
-		rlock_release(&c->tx_lock);
-		return syscall(SYS_sendto, fd, buf, len, flags, to, tolen);
-	}
-	if (c->tx_wptr + rec - c->tx_rptr_seen > c->tx_bytes &&
-	    tx_room(c, rec, c->sock->nonblock || (flags & MSG_DONTWAIT)) < 0) {
-		rlock_release(&c->tx_lock);
-		return -1;
-	}
-	wptr = c->tx_wptr;
-	mask = c->tx_bytes - 1;
-	*(uint64_t *)__builtin_assume_aligned(c->tx + (wptr & mask), 8) = hdr;
-	copy_payload(c->tx + ((wptr + ACCIO_TX_HDR) & mask), buf, len);
-	return tx_done(c, rec, len);
-}
-
-static __attribute__((noinline)) ssize_t
-send_unlock_one(struct conn *c, int fd, const void *buf, size_t len, int flags,
-		const struct sockaddr *to, socklen_t tolen)
+send_unlock_general(struct conn *c, int fd, const void *buf, size_t len, int flags,
+		    const struct sockaddr *to, socklen_t tolen)
 {
 	rlock_release(&c->tx_lock);
-	return send_one(c, fd, buf, len, flags, to, tolen);
+	return send_general(c, fd, buf, len, flags, to, tolen);
 }
 
 /*
@@ -1196,7 +1151,7 @@ send_unlock_one(struct conn *c, int fd, const void *buf, size_t len, int flags,
  * 8-byte aligned buffer, room in the TX ring as far as the engine's read
  * pointer last seen shows (it only moves forward), the lock free - is a
  * leaf function: lookups, a record header word, the copy in 8-byte words,
- * the write pointer and the doorbell. Anything else goes to send_one().
+ * the write pointer and the doorbell. Anything else goes to conn_sendmsg().
  */
 ssize_t conn_send(struct conn *c, int fd, const void *buf, size_t len, int flags,
 		  const struct sockaddr *to, socklen_t tolen)
@@ -1212,10 +1167,10 @@ ssize_t conn_send(struct conn *c, int fd, const void *buf, size_t len, int flags
 	    ((uintptr_t)buf & 7) || (len && (uintptr_t)buf < 4096) ||
 	    !__atomic_compare_exchange_n(&c->tx_lock.v, &free, 1, 0,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		return send_one(c, fd, buf, len, flags, to, tolen);
+		return send_general(c, fd, buf, len, flags, to, tolen);
 	wptr = c->tx_wptr;
 	if (c->dead || wptr + rec - c->tx_rptr_seen > c->tx_bytes)
-		return send_unlock_one(c, fd, buf, len, flags, to, tolen);
+		return send_unlock_general(c, fd, buf, len, flags, to, tolen);
 	mask = c->tx_bytes - 1;
 	/* the header: length, then port and address 0 (the connected peer) */
 	*(uint64_t *)__builtin_assume_aligned(c->tx + (wptr & mask), 8) = len;

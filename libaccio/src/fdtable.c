@@ -28,12 +28,6 @@
 
 #include "internal.h"
 
-#define CHUNK_BITS	FD_CHUNK_BITS
-#define CHUNK		FD_CHUNK
-#define NCHUNKS		FD_NCHUNKS
-#define chunks		fd_chunks
-#define ent		fd_ent
-
 struct fdent *fd_chunks[FD_NCHUNKS];
 pthread_mutex_t accio_table_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -41,25 +35,25 @@ static struct fdent *ent_new(int fd)
 {
 	struct fdent *c, *n, *expect = NULL;
 
-	if (fd < 0 || fd >= CHUNK * NCHUNKS)
+	if (fd < 0 || fd >= FD_CHUNK * FD_NCHUNKS)
 		return NULL;
-	c = __atomic_load_n(&chunks[fd >> CHUNK_BITS], __ATOMIC_ACQUIRE);
+	c = __atomic_load_n(&fd_chunks[fd >> FD_CHUNK_BITS], __ATOMIC_ACQUIRE);
 	if (c)
-		return &c[fd & (CHUNK - 1)];
-	n = calloc(CHUNK, sizeof(*n));
+		return &c[fd & (FD_CHUNK - 1)];
+	n = calloc(FD_CHUNK, sizeof(*n));
 	if (!n)
 		return NULL;
-	if (!__atomic_compare_exchange_n(&chunks[fd >> CHUNK_BITS], &expect, n,
+	if (!__atomic_compare_exchange_n(&fd_chunks[fd >> FD_CHUNK_BITS], &expect, n,
 					 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		free(n);
 		n = expect;
 	}
-	return &n[fd & (CHUNK - 1)];
+	return &n[fd & (FD_CHUNK - 1)];
 }
 
 struct sock *fd_sock(int fd)
 {
-	struct fdent *e = ent(fd);
+	struct fdent *e = fd_ent(fd);
 
 	return e ? __atomic_load_n(&e->sock, __ATOMIC_ACQUIRE) : NULL;
 }
@@ -82,11 +76,11 @@ static int other_fd(struct sock *s, int fd)
 	struct fdent *c;
 	int i, j;
 
-	for (i = 0; i < NCHUNKS; i++) {
-		c = chunks[i];
-		for (j = 0; c && j < CHUNK; j++)
-			if (c[j].sock == s && i * CHUNK + j != fd)
-				return i * CHUNK + j;
+	for (i = 0; i < FD_NCHUNKS; i++) {
+		c = fd_chunks[i];
+		for (j = 0; c && j < FD_CHUNK; j++)
+			if (c[j].sock == s && i * FD_CHUNK + j != fd)
+				return i * FD_CHUNK + j;
 	}
 	return -1;
 }
@@ -108,7 +102,7 @@ static void sock_unref(struct sock *s, int fd)
 /* Table lock held. */
 static void forget_locked(int fd)
 {
-	struct fdent *e = ent(fd);
+	struct fdent *e = fd_ent(fd);
 	struct sock *s;
 
 	if (!e || e->kind == FD_ROW)
@@ -188,7 +182,7 @@ void fd_dup(int oldfd, int newfd)
 	fd_sock_classify(oldfd);
 	pthread_mutex_lock(&accio_table_lock);
 	forget_locked(newfd);
-	o = ent(oldfd);
+	o = fd_ent(oldfd);
 	n = ent_new(newfd);
 	if (n && o && o->kind != FD_ROW) {
 		n->kind = o->kind;
@@ -205,9 +199,9 @@ void fd_close_range(unsigned int first, unsigned int last)
 	unsigned int fd;
 
 	pthread_mutex_lock(&accio_table_lock);
-	for (fd = first; fd <= last && fd < CHUNK * NCHUNKS; fd++) {
-		if (!chunks[fd >> CHUNK_BITS]) {
-			fd |= CHUNK - 1;	/* the whole chunk is unknown */
+	for (fd = first; fd <= last && fd < FD_CHUNK * FD_NCHUNKS; fd++) {
+		if (!fd_chunks[fd >> FD_CHUNK_BITS]) {
+			fd |= FD_CHUNK - 1;	/* the whole chunk is unknown */
 			continue;
 		}
 		forget_locked(fd);
@@ -217,7 +211,7 @@ void fd_close_range(unsigned int first, unsigned int last)
 
 int fd_is_rowfd(int fd)
 {
-	struct fdent *e = ent(fd);
+	struct fdent *e = fd_ent(fd);
 
 	return e && e->kind == FD_ROW;
 }
@@ -239,11 +233,11 @@ void fd_foreach_sock(void (*fn)(struct sock *))
 	struct sock *s;
 	int i, j;
 
-	for (i = 0; i < NCHUNKS; i++) {
-		c = chunks[i];
-		for (j = 0; c && j < CHUNK; j++) {
+	for (i = 0; i < FD_NCHUNKS; i++) {
+		c = fd_chunks[i];
+		for (j = 0; c && j < FD_CHUNK; j++) {
 			s = c[j].sock;
-			if (s && s->fd == i * CHUNK + j)
+			if (s && s->fd == i * FD_CHUNK + j)
 				fn(s);
 		}
 	}
@@ -292,9 +286,9 @@ void fd_fork_child(void)
 
 	fd_foreach_sock(fork_forget_conn);
 	/* inherited row fds are ordinary descriptors of the child */
-	for (i = 0; i < NCHUNKS; i++) {
-		c = chunks[i];
-		for (j = 0; c && j < CHUNK; j++)
+	for (i = 0; i < FD_NCHUNKS; i++) {
+		c = fd_chunks[i];
+		for (j = 0; c && j < FD_CHUNK; j++)
 			if (c[j].kind == FD_ROW)
 				c[j].kind = FD_UNKNOWN;
 	}
@@ -307,12 +301,12 @@ int fd_next_rowfd(unsigned int from, unsigned int last)
 {
 	unsigned int fd;
 
-	for (fd = from; fd <= last && fd < CHUNK * NCHUNKS; fd++) {
-		if (!chunks[fd >> CHUNK_BITS]) {
-			fd |= CHUNK - 1;
+	for (fd = from; fd <= last && fd < FD_CHUNK * FD_NCHUNKS; fd++) {
+		if (!fd_chunks[fd >> FD_CHUNK_BITS]) {
+			fd |= FD_CHUNK - 1;
 			continue;
 		}
-		if (chunks[fd >> CHUNK_BITS][fd & (CHUNK - 1)].kind == FD_ROW)
+		if (fd_chunks[fd >> FD_CHUNK_BITS][fd & (FD_CHUNK - 1)].kind == FD_ROW)
 			return fd;
 	}
 	return -1;
