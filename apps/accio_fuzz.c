@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * accio_fuzz: random sequences of calls on the kernel's Accio surface
- * (SIOCACCIO, the row fd's mmap, ioctls, poll and close), from a fixed
+ * (SIOCACCIO, the row fd's mmap, ioctls, accio_wait(2), poll and close), from a fixed
  * seed: good and bad argument structures, sizes and offsets, stores of
  * random values to the row's user-writable registers, a thread closing a
  * row fd while another waits on it, forked children using inherited row
@@ -28,10 +28,15 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define NSLOT	16
+
+#ifndef __NR_accio_wait
+#define __NR_accio_wait	451	/* the kernel series' asm-generic/unistd.h */
+#endif
 
 struct slot {
 	int sock, row;
@@ -216,7 +221,11 @@ static void op_ioctl(struct slot *s)
 		w.dir = rnd() % 5 ? rnd() % 2 : (uint32_t)rnd();
 		w.need = rnd() % 3 ? 0 : (uint32_t)(rnd() % (1u << 21));
 		w.timeout_ms = rnd() % 3;
-		outcome(ioctl(s->row, ACCIO_IOC_WAIT, &w));
+		if (rnd() % 2)
+			outcome(ioctl(s->row, ACCIO_IOC_WAIT, &w));
+		else	/* the same wait as a system call; also on other fds */
+			outcome(syscall(__NR_accio_wait, rnd() % 4 ? s->row : s->sock,
+					w.dir, w.need, w.timeout_ms));
 		break;
 	case 1:
 		rt.ip = rnd() % 2 ? peer.sin_addr.s_addr : (uint32_t)rnd();
@@ -281,8 +290,10 @@ static void op_fork(void)
 	if (pid == 0) {
 		for (i = 0; i < NSLOT; i++) {
 			if (slots[i].row >= 0 &&
-			    (mmap(NULL, 4096, PROT_READ, MAP_SHARED, slots[i].row, 0) !=
-			     MAP_FAILED || errno != EACCES))
+			    ((mmap(NULL, 4096, PROT_READ, MAP_SHARED, slots[i].row, 0) !=
+			      MAP_FAILED || errno != EACCES) ||
+			     (syscall(__NR_accio_wait, slots[i].row, ACCIO_WAIT_RX, 0, 0) != -1 ||
+			      errno != EACCES)))
 				_exit(3);
 			slots[i].regs = NULL;
 			slots[i].rx = slots[i].tx = NULL;

@@ -51,6 +51,7 @@
 #include <sys/mman.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -58,6 +59,10 @@
 #define UNCORE_BASE	0x11000000UL
 #define ROW_PAGE(r)	(UNCORE_BASE + 0x1000UL * ((r) + 1))
 #define POISON		0xbadacce55badacceULL
+
+#ifndef __NR_accio_wait
+#define __NR_accio_wait	451	/* the kernel series' asm-generic/unistd.h */
+#endif
 
 static int failures;
 
@@ -165,6 +170,25 @@ static int errors(void)
 	check("wait-empty-nonblocking",
 	      ioctl(rowfd, ACCIO_IOC_WAIT, &w) < 0 && errno == EAGAIN,
 	      "errno=%ld", errno);
+	/* accio_wait(2): the same wait, the same refusals */
+	check("sys-wait-bad-dir",
+	      syscall(__NR_accio_wait, rowfd, 7, 0, 0) < 0 && errno == EINVAL,
+	      "errno=%ld", errno);
+	check("sys-wait-rx-need",
+	      syscall(__NR_accio_wait, rowfd, ACCIO_WAIT_RX, 8, 0) < 0 && errno == EINVAL,
+	      "errno=%ld", errno);
+	check("sys-wait-empty-nonblocking",
+	      syscall(__NR_accio_wait, rowfd, ACCIO_WAIT_RX, 0, 0) < 0 && errno == EAGAIN,
+	      "errno=%ld", errno);
+	check("sys-wait-tx-room",
+	      syscall(__NR_accio_wait, rowfd, ACCIO_WAIT_TX, 64, 0) == ACCIO_READY_RING,
+	      "errno=%ld", errno);
+	check("sys-wait-not-a-row",
+	      syscall(__NR_accio_wait, fd, ACCIO_WAIT_RX, 0, 0) < 0 && errno == ENOTTY,
+	      "errno=%ld", errno);
+	check("sys-wait-bad-fd",
+	      syscall(__NR_accio_wait, 1000000, ACCIO_WAIT_RX, 0, 0) < 0 && errno == EBADF,
+	      "errno=%ld", errno);
 	memset(&r, 0, sizeof(r));
 	r.ip = htonl(INADDR_LOOPBACK);
 	check("route-not-nic", ioctl(rowfd, ACCIO_IOC_ROUTE, &r) < 0 && errno == EXDEV,
@@ -230,6 +254,9 @@ static int errors(void)
 		w.timeout_ms = 0;
 		if (ioctl(rowfd, ACCIO_IOC_WAIT, &w) == 0 || errno != EACCES)
 			bad |= 2;
+		if (syscall(__NR_accio_wait, rowfd, ACCIO_WAIT_RX, 0, 0) == 0 ||
+		    errno != EACCES)
+			bad |= 4;
 		_exit(bad);
 	}
 	waitpid(pid, &st, 0);

@@ -8,7 +8,7 @@
  * LD_PRELOAD=/usr/lib/libaccio.so.
  *
  * usage: udp_pingpong [-s HOST] [-p PORT] [-m SIZE] [-n COUNT] [-w WARMUP]
- *                     [-i IFACE] [-t MS] [-q] [-M] [-b] [-z]
+ *                     [-i IFACE] [-t MS] [-q] [-M] [-b] [-z | -R]
  *
  * -z: libaccio's zero-copy API (accio.h) instead of send/recvmsg: the
  * request is written into a buffer inside the socket's TX ring
@@ -17,6 +17,17 @@
  * (accio_zc_release): the shortest path the library has, for comparison
  * with the POSIX calls. Needs libaccio (LD_PRELOAD=libaccio.so); not with
  * -t.
+ *
+ * -R: the floor of a round trip through a row. The program accelerates its
+ * socket itself (SIOCACCIO, no libaccio) and does in each round trip only
+ * what the hardware asks for: the record's header word and the payload
+ * copied into the TX ring in 8-byte words, the write pointer and the
+ * doorbell; then it spins on the RX write pointer, copies the reply out and
+ * stores the read pointer. With one request in flight the TX ring always
+ * has room (the reply came, so the engine took the request), and nothing
+ * else is shared. The NIC's stamps are read after the measured window: the
+ * request's from the row's TX_TSTAMP, the reply's from its record. For
+ * eval/breakdown.py (mode raw); not with -z or -t, nor under LD_PRELOAD.
  *
  * -b: a barrier between the warm-up and the measured round trips, for a
  * launcher of many clients (udp_multi): after its warm-up the client writes
@@ -53,6 +64,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <linux/accio.h>
 #include <linux/net_tstamp.h>
 #include <linux/sockios.h>
 #include <net/if.h>
@@ -62,6 +74,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -252,9 +265,100 @@ static ssize_t zc_round_trip(int fd, const uint8_t *tx, uint8_t *rx, int size,
 	return n;
 }
 
+/* -R: the socket's row, used with loads and stores only */
+struct raw {
+	volatile uint64_t *regs;
+	uint8_t *rx, *tx;
+	uint64_t rx_mask, tx_mask, rptr, wptr;
+};
+
+/* A ring mapped twice in a row: a record that wraps is contiguous. */
+static uint8_t *raw_ring(int rowfd, uint64_t off, size_t size)
+{
+	uint8_t *b = mmap(NULL, 2 * size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (b == MAP_FAILED ||
+	    mmap(b, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, rowfd, off) ==
+	    MAP_FAILED ||
+	    mmap(b + size, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, rowfd,
+		 off) == MAP_FAILED)
+		return NULL;
+	return b;
+}
+
+static int raw_open(int fd, struct raw *r)
+{
+	struct accio_accel a = { .version = ACCIO_UAPI_VERSION };
+
+	if (ioctl(fd, SIOCACCIO, &a) < 0)
+		return -1;
+	r->regs = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, a.fd, 0);
+	if (r->regs == MAP_FAILED)
+		return -1;
+	r->rx = raw_ring(a.fd, a.rx_offset, a.rx_bytes);
+	r->tx = raw_ring(a.fd, a.tx_offset, a.tx_bytes);
+	if (!r->rx || !r->tx)
+		return -1;
+	r->rx_mask = a.rx_bytes - 1;
+	r->tx_mask = a.tx_bytes - 1;
+	r->rptr = r->regs[ACCIO_ROW_RX_RPTR / 8];
+	r->wptr = r->regs[ACCIO_ROW_TX_WPTR / 8];
+	return 0;
+}
+
+/*
+ * One round trip with the work the hardware needs and nothing else; both
+ * buffers are 8-byte aligned and size is a multiple of 8. Returns the
+ * reply's length; *rx_hw gets its stamp.
+ */
+static size_t raw_round_trip(struct raw *r, const uint64_t *tx, uint64_t *rx,
+			     size_t size, uint64_t *rx_hw)
+{
+	uint64_t *d = (uint64_t *)(r->tx + (r->wptr & r->tx_mask));
+	const uint64_t *w;
+	size_t i, len;
+
+	d[0] = size;		/* length; port and address 0: the connected peer */
+	for (i = 0; i < size / 8; i++)
+		d[1 + i] = tx[i];
+	r->wptr += ACCIO_TX_HDR + size;
+#if defined(__riscv)
+	__asm__ volatile("fence w,o" ::: "memory");
+#endif
+	r->regs[ACCIO_ROW_TX_WPTR / 8] = r->wptr;
+	r->regs[ACCIO_ROW_DOORBELL / 8] = 1;
+#if defined(__riscv)
+	__asm__ volatile(".4byte 0x00302013");	/* busy-wait: not counted */
+#endif
+	while (r->regs[ACCIO_ROW_RX_WPTR / 8] == r->rptr)
+		;
+#if defined(__riscv)
+	__asm__ volatile(".4byte 0x00402013\n\tfence i,r" ::: "memory");
+#endif
+	w = (const uint64_t *)(r->rx + (r->rptr & r->rx_mask));
+	len = (uint16_t)w[0];
+	*rx_hw = w[1];
+	for (i = 0; i < (len + 7) / 8; i++)
+		rx[i] = w[2 + i];
+	r->rptr += (ACCIO_RX_HDR + len + 7) & ~7ull;
+	r->regs[ACCIO_ROW_RX_RPTR / 8] = r->rptr;
+	return len;
+}
+
+/* The request's stamp: the row's TX_TSTAMP while TX_PKTS is still seq. */
+static uint64_t raw_tx_stamp(struct raw *r, uint64_t seq)
+{
+	uint64_t a = r->regs[ACCIO_ROW_TX_PKTS / 8], ns = r->regs[ACCIO_ROW_TX_TSTAMP / 8];
+
+	return a == seq && r->regs[ACCIO_ROW_TX_PKTS / 8] == seq ? ns : 0;
+}
+
 int main(int argc, char **argv)
 {
-	static uint8_t tx[2048], rx[2048];
+	static uint64_t tx64[256], rx64[256];
+	uint8_t *tx = (uint8_t *)tx64, *rx = (uint8_t *)rx64;
+	struct raw row = { 0 };
+	int raw = 0;
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	const char *host = "10.0.2.2", *ifname = "eth0";
 	struct hwtstamp_config hw = { .tx_type = HWTSTAMP_TX_ON,
@@ -268,7 +372,7 @@ int main(int argc, char **argv)
 	char ctl[256];
 	uint64_t last_tx_hw = 0;
 
-	while ((opt = getopt(argc, argv, "s:p:m:n:w:i:t:qMbz")) != -1) {
+	while ((opt = getopt(argc, argv, "s:p:m:n:w:i:t:qMbzR")) != -1) {
 		switch (opt) {
 		case 's': host = optarg; break;
 		case 'p': port = atoi(optarg); break;
@@ -281,16 +385,21 @@ int main(int argc, char **argv)
 		case 'M': maps = 1; break;
 		case 'b': barrier = 1; break;
 		case 'z': zc = 1; break;
+		case 'R': raw = 1; break;
 		default:
 			fprintf(stderr, "usage: udp_pingpong [-s HOST] [-p PORT] "
 				"[-m SIZE] [-n COUNT] [-w WARMUP] [-i IFACE] [-t MS] [-q] [-M] "
-				"[-b] [-z]\n");
+				"[-b] [-z | -R]\n");
 			return 2;
 		}
 	}
 	if (zc && (timeout_ms > 0 || zc_find() < 0)) {
 		fprintf(stderr, "udp_pingpong: -z needs libaccio's zero-copy API "
 			"(LD_PRELOAD=/usr/lib/libaccio.so) and no -t\n");
+		return 2;
+	}
+	if (raw && (zc || timeout_ms > 0 || size % 8)) {
+		fprintf(stderr, "udp_pingpong: -R takes no -z or -t, and a size in 8-byte words\n");
 		return 2;
 	}
 	if (size < 8 || size > 1472 || count < 1)
@@ -318,11 +427,15 @@ int main(int argc, char **argv)
 
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	}
+	if (raw && raw_open(fd, &row) < 0) {
+		perror("udp_pingpong: -R: SIOCACCIO and the row's mappings");
+		return 1;
+	}
 	cpu_times(&b0, &a0);
 	start = now_ns();
 	span_mark(1);
 	for (i = -warm; i < count; i++) {
-		struct iovec iov = { rx, sizeof(rx) };
+		struct iovec iov = { rx, sizeof(rx64) };
 		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
 				    .msg_control = ctl, .msg_controllen = sizeof(ctl) };
 		uint64_t rx_hw = 0, tx_hw = 0;
@@ -340,7 +453,9 @@ int main(int argc, char **argv)
 		t0 = now_ns();
 		if (i >= 0)
 			window_open();
-		if (zc) {
+		if (raw) {
+			n = raw_round_trip(&row, tx64, rx64, size, &rx_hw);
+		} else if (zc) {
 			n = zc_round_trip(fd, tx, rx, size, &rx_hw);
 			if (n < 0) {
 				perror("udp_pingpong: zero-copy round trip");
@@ -371,10 +486,12 @@ int main(int argc, char **argv)
 			bad++;
 			continue;
 		}
-		if (!zc)
+		if (!zc && !raw)
 			rx_hw = hw_stamp(&m);
 		/* the request's transmit timestamp, where the kernel has one */
-		if (rx_hw)
+		if (raw)
+			tx_hw = raw_tx_stamp(&row, warm + i + 1);
+		else if (rx_hw)
 			tx_hw = tx_stamp(fd, ctl, sizeof(ctl));
 		if (tx_hw && (tx_hw <= last_tx_hw || rx_hw <= tx_hw ||
 			      t1 - t0 <= rx_hw - tx_hw)) {

@@ -34,7 +34,14 @@
  *				instructions until it returned
  * A block is counted whole when it starts inside a window (blocks end at
  * branches, calls and traps, so the error is a part of one block per
- * window edge or exception).
+ * window edge or exception). One case is corrected (with mmio=on), because
+ * it repeats on every device access: under -icount a block whose load or
+ * store reaches a device before its last instruction stops there; QEMU
+ * runs the access alone, uninstrumented but for its memory callback, and
+ * goes on with a new block after it. So when a hart's device access is at
+ * an address inside the block it ran before, and its next block starts at
+ * the instruction after the access, that block's instructions after the
+ * access did not run then: they are taken back from its count.
  */
 #include <glib.h>
 #include <inttypes.h>
@@ -57,7 +64,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 struct block {
 	size_t n;
 	uint64_t *vaddr;
+	bool *mem;		/* the instruction loads or stores */
 	uint64_t count[MAXV];	/* executions per hart */
+	uint64_t *cut[MAXV];	/* per instruction: executions that stopped before it */
 };
 
 #define FW_LO 0x80000000ull	/* OpenSBI, run at its physical address */
@@ -72,6 +81,8 @@ static GMutex lock;
 static GPtrArray *blocks, *sites;
 static GHashTable *fw_entries;		/* vaddr -> count */
 static struct block *last[MAXV];	/* the block each hart ran last */
+static bool last_counted[MAXV], last_spanned[MAXV];	/* and how it counted */
+static uint64_t io_at[MAXV];		/* its device access since, if any */
 static uint64_t *fw_cur[MAXV];		/* the entry a hart's firmware work counts to */
 static char *out_path;
 static bool want_mmio = true;
@@ -116,14 +127,41 @@ static void on_marker(unsigned int vcpu, void *udata)
 	}
 }
 
+/* The block p ran before b stopped after its device access at io. */
+static void take_back(unsigned int vcpu, struct block *p, const struct block *b,
+		      uint64_t io)
+{
+	for (size_t k = 0; k + 1 < p->n; k++) {
+		if (p->vaddr[k] != io || p->vaddr[k + 1] != b->vaddr[0] || !p->mem[k])
+			continue;
+		if (last_spanned[vcpu])
+			span_insns[vcpu] -= p->n - k - 1;
+		if (last_counted[vcpu]) {
+			if (!p->cut[vcpu])
+				p->cut[vcpu] = g_new0(uint64_t, p->n);
+			p->cut[vcpu][k + 1]++;
+		}
+		return;
+	}
+}
+
 static void on_block(unsigned int vcpu, void *udata)
 {
 	struct block *b = udata;
 
-	if (spanning && vcpu < MAXV)
-		span_insns[vcpu] += b->n;
-	if (!counting || vcpu >= MAXV)
+	if (vcpu >= MAXV)
 		return;
+	if (io_at[vcpu] && last[vcpu])
+		take_back(vcpu, last[vcpu], b, io_at[vcpu]);
+	io_at[vcpu] = 0;
+	if (spanning)
+		span_insns[vcpu] += b->n;
+	last_spanned[vcpu] = spanning;
+	last_counted[vcpu] = counting;
+	if (!counting) {
+		last[vcpu] = b;
+		return;
+	}
 	b->count[vcpu]++;
 	if (b->vaddr[0] >= FW_LO && b->vaddr[0] < FW_HI) {
 		struct block *p = last[vcpu];
@@ -153,16 +191,43 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	struct site *s = udata;
 	struct qemu_plugin_hwaddr *hw;
 
-	if (!counting)
+	if (!counting && !spanning)
 		return;
 	hw = qemu_plugin_get_hwaddr(info, vaddr);
 	if (!hw || !qemu_plugin_hwaddr_is_io(hw))
+		return;
+	if (vcpu < MAXV)
+		io_at[vcpu] = s->vaddr;
+	if (!counting)
 		return;
 	s->phys = qemu_plugin_hwaddr_phys_addr(hw);
 	if (qemu_plugin_mem_is_store(info))
 		s->stores++;
 	else
 		s->loads++;
+}
+
+/* RISC-V loads, stores and atomics (integer and FP, compressed or not) */
+static bool is_mem32(uint32_t w)
+{
+	switch (w & 0x7f) {
+	case 0x03: case 0x07: case 0x23: case 0x27: case 0x2f:
+		return true;
+	}
+	return false;
+}
+
+static bool is_mem16(uint16_t w)
+{
+	unsigned int f3 = w >> 13;
+
+	switch (w & 3) {
+	case 0:		/* c.fld c.lw c.ld, c.fsd c.sw c.sd */
+		return f3 != 0 && f3 != 4;
+	case 2:		/* c.fldsp c.lwsp c.ldsp, c.fsdsp c.swsp c.sdsp */
+		return f3 != 0 && f3 != 4;
+	}
+	return false;
 }
 
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -172,13 +237,20 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 	b->n = n;
 	b->vaddr = g_new(uint64_t, n);
+	b->mem = g_new0(bool, n);
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		uint32_t word = 0;
+		uint16_t half = 0;
 
 		b->vaddr[i] = qemu_plugin_insn_vaddr(insn);
+		if (qemu_plugin_insn_size(insn) == 2) {
+			qemu_plugin_insn_data(insn, &half, sizeof(half));
+			b->mem[i] = is_mem16(half);
+		}
 		if (qemu_plugin_insn_size(insn) == 4) {
 			qemu_plugin_insn_data(insn, &word, sizeof(word));
+			b->mem[i] = is_mem32(word);
 			if (word == HINT_OPEN || word == HINT_CLOSE ||
 			    word == HINT_PAUSE || word == HINT_RESUME ||
 			    word == HINT_SPAN || word == HINT_UNSPAN)
@@ -237,8 +309,12 @@ static void on_atexit(qemu_plugin_id_t id, void *p)
 				c[0] = b->vaddr[k];
 				g_hash_table_insert(by_addr, &c[0], c);
 			}
-			for (int v = 0; v < nvcpus; v++)
+			for (int v = 0; v < nvcpus; v++) {
 				c[1 + v] += b->count[v];
+				/* the executions that stopped at or before k */
+				for (size_t j = 0; b->cut[v] && j <= k; j++)
+					c[1 + v] -= b->cut[v][j];
+			}
 		}
 	}
 	fprintf(f, "W %" PRIu64 " %" PRIu64 " %d %" PRIu64 "\n",

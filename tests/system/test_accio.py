@@ -146,7 +146,9 @@ def test_bad_input_isolation_and_zero_copy():
     assert r.rc == 0, r.output + r.console[-2000:]
     assert "FAIL" not in r.output
     for name in ("tcp-socket", "unbound", "bad-version", "bad-ring-size", "double",
-                 "wait-bad-dir", "route-not-nic", "zc-outside-pool", "foreign-process",
+                 "wait-bad-dir", "sys-wait-bad-dir", "sys-wait-rx-need",
+                 "sys-wait-empty-nonblocking", "sys-wait-tx-room", "sys-wait-not-a-row",
+                 "sys-wait-bad-fd", "route-not-nic", "zc-outside-pool", "foreign-process",
                  "foreign-row", "prot-faults-counted", "no-forged-tx", "echo-after-forgery"):
         assert f"ok {name}\n" in r.output, name
     assert "zc_echoed=200 rx_pkts=200 tx_pkts=200" in r.output

@@ -66,8 +66,34 @@ def test_breakdown_against_the_wire_peer_repeats_exactly(tmp_path):
     # the halted hart met no tick on the way
     assert accio["stages"]["Accio driver"] > 100
     assert accio["stages"]["timers+tick"] < 300  # 900 against the host in real time
+    # the wait is accio_wait(2): a descriptor lookup, not the ioctl's
+    # dispatch (about 150 instructions)
+    assert accio["stages"]["VFS (syscall dispatch)"] < 120
     linux = res[0]["results"]["linux"]["stages"]
     assert linux["UDP/IP"] > 100
+
+
+def test_the_floor_of_a_round_trip_is_the_ring_work_alone(tmp_path):
+    """Mode raw (udp_pingpong -R): the program moves its datagrams through
+    the row with loads and stores of its own - no library, no system call.
+    Its round trip is the minimal work that spinning through libaccio is
+    compared with: far fewer instructions, the same three device stores
+    (TX write pointer, doorbell, RX read pointer), and every reply checked."""
+    out = tmp_path / "r.json"
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "eval", "breakdown.py"),
+                        "--count", "40", "--modes", "spin,raw", "--peer", "wire:20000",
+                        "--json", str(out)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    res = json.load(open(out))["results"]
+    raw, spin = res["raw"], res["spin"]
+    assert raw["windows"] == 40 and raw["busy_waits_skipped"] > 0
+    assert raw["stages"]["libaccio send"] == 0 and raw["stages"]["libaccio receive"] == 0
+    assert raw["stages"]["syscall/trap entry+exit"] < 5
+    assert 40 < raw["stages"]["app"] < 200, raw["stages"]
+    assert raw["instructions_per_round_trip"] * 2 < spin["instructions_per_round_trip"]
+    stores = sum(st for ld, st in raw["mmio"].values())
+    assert stores == 3, raw["mmio"]
+    assert float(raw["measured"]["proc_p50_us"]) < float(spin["measured"]["proc_p50_us"])
 
 
 def test_breakdown_refuses_a_bad_peer():
