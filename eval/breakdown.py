@@ -37,7 +37,8 @@ Modes: linux (plain sockets), accio (LD_PRELOAD=libaccio.so, blocking, the
 default), spin (ACCIO_SPIN_US=100000), mmio (spin + ACCIO_MMIO_TX_MAX=1472);
 and, when asked for (--modes ...,zc), zc: spinning through libaccio's
 zero-copy API (udp_pingpong -z) instead of send/recvmsg, the shortest path
-the library offers. And raw (--modes ...,raw): the floor. udp_pingpong -R accelerates its
+the library offers; auto: ACCIO_SPIN_US=auto, the spin-then-block policy
+that learns the peer's pace. And raw (--modes ...,raw): the floor. udp_pingpong -R accelerates its
 socket itself and moves each datagram through the row with loads and stores
 of its own (no libaccio, no system call): the record into the TX ring, the
 write pointer and the doorbell; a spin on the RX write pointer, the copy
@@ -75,6 +76,7 @@ MODES = {
     "mmio": PRELOAD + " ACCIO_SPIN_US=100000 ACCIO_MMIO_TX_MAX=1472",
     "zc": PRELOAD + " ACCIO_SPIN_US=100000",
     "raw": "",
+    "auto": PRELOAD + " ACCIO_SPIN_US=auto",
 }
 # udp_pingpong -z: libaccio's zero-copy API; -R: the row by loads and stores
 MODE_ARGS = {"zc": "-z", "raw": "-R"}

@@ -704,16 +704,20 @@ static int auto_spin_us(struct conn *c)
 	return 2 * avg < accio_spin_auto ? 2 * avg : accio_spin_auto;
 }
 
-static void auto_spin_learn(struct conn *c, uint64_t from)
+/* A receive waited us microseconds for its datagram. */
+static inline void auto_learn(struct conn *c, uint64_t us)
 {
-	uint64_t w;
+	uint64_t w = us + 1;		/* 0 means "unknown" */
 
-	if (!accio_spin_auto || !from)
-		return;
-	w = spin_clock_us() - from + 1;	/* 0 means "unknown" */
 	if (w > 1000000)
 		w = 1000000;
 	c->wait_avg_us = c->wait_avg_us ? (3 * (uint64_t)c->wait_avg_us + w) / 4 : w;
+}
+
+static void auto_spin_learn(struct conn *c, uint64_t from)
+{
+	if (accio_spin_auto && from)
+		auto_learn(c, spin_clock_us() - from);
 }
 
 /*
@@ -729,6 +733,12 @@ static __attribute__((noinline)) ssize_t recv_general(struct conn *c, struct rx_
 	uint64_t wait_from = 0;
 	ssize_t n;
 	int ready, spin, empty;
+
+	if (wait_now) {
+		/* the leaf found the ring empty at rx_wait_from (auto) */
+		wait_from = c->rx_wait_from;
+		c->rx_wait_from = 0;
+	}
 
 	/*
 	 * Only flags that change a UDP receive leave the ring: MSG_OOB (an
@@ -843,13 +853,14 @@ static __attribute__((noinline)) ssize_t recv_sleep(struct conn *c, struct rx_ar
  * coming while the thread spins (ACCIO_SPIN_US, the time CSR inline), one
  * aligned buffer; then the header, the copy in 8-byte words, the source
  * address and the timestamp message, the read pointer. Everything else -
- * sleeping, the kernel path, several buffers, ACCIO_SPIN_US=auto - is
- * recv_general()'s, which starts over.
+ * sleeping, the kernel path, several buffers - is recv_general()'s,
+ * which starts over. ACCIO_SPIN_US=auto spins here for the budget the
+ * connection has learnt, and learns from the wait.
  */
 ssize_t conn_recv(struct conn *c, struct rx_args *a)
 {
 	struct msghdr *msg = a->msg;
-	uint64_t wptr, rptr, end, now, ts, sz, w0;
+	uint64_t wptr, rptr, end, now, from, ts, sz, w0;
 	uint64_t *d;
 	const uint64_t *w;
 	uint16_t len, sport;
@@ -858,7 +869,7 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 	uint8_t *rec;
 	int free = 0;
 
-	if ((a->flags & (MSG_OOB | MSG_ERRQUEUE)) || a->iovcnt != 1 || accio_spin_auto ||
+	if ((a->flags & (MSG_OOB | MSG_ERRQUEUE)) || a->iovcnt != 1 ||
 	    !__atomic_compare_exchange_n(&c->rx_lock.v, &free, 1, 0,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return recv_general(c, a, 0);
@@ -869,16 +880,19 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 	wptr = c->regs[ACCIO_ROW_RX_WPTR / 8];
 	if (wptr == rptr) {
 		if (c->kernel_pending || c->sock->nonblock || (a->flags & MSG_DONTWAIT) ||
-		    (accio_spin_us > 0 && tb_khz <= 1))
+		    ((accio_spin_us > 0 || accio_spin_auto) && tb_khz <= 1))
 			return recv_unlock_general(c, a);
-		if (accio_spin_us <= 0)
+		if (accio_spin_us <= 0 && !accio_spin_auto)
 			return recv_sleep(c, a);		/* lock held */
 #if defined(__riscv)
 		__asm__ volatile("rdtime %0" : "=r"(now));
 #else
 		now = 0;
 #endif
-		end = now + (uint64_t)accio_spin_us * tb_khz / 1000;
+		from = now;
+		/* auto: the budget learnt, 0 (sleep at once) when none */
+		end = now + (uint64_t)(accio_spin_auto ? auto_spin_us(c) : accio_spin_us) *
+			    tb_khz / 1000;
 		spin_begin();
 		while ((wptr = c->regs[ACCIO_ROW_RX_WPTR / 8]) == rptr) {
 #if defined(__riscv)
@@ -888,8 +902,15 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 				break;
 		}
 		spin_end();
-		if (wptr == rptr)
-			return recv_sleep(c, a);	/* spun enough */
+		if (wptr == rptr) {
+			if (!accio_spin_auto)
+				return recv_sleep(c, a);	/* spun enough */
+			/* the sleep's general path learns from the same start */
+			c->rx_wait_from = from * 1000 / tb_khz;
+			return recv_general(c, a, 1);
+		}
+		if (accio_spin_auto)
+			auto_learn(c, (now - from) * 1000 / tb_khz);
 	}
 	rmb_io();
 	mask = c->rx_bytes - 1;

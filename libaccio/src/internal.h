@@ -105,6 +105,7 @@ struct conn {
 	int slot;		/* statistics file slot, -1: none */
 	int dead;		/* released: rings unmapped (under both locks) */
 	uint32_t wait_avg_us;	/* ACCIO_SPIN_US=auto: recent receive waits */
+	uint64_t rx_wait_from;	/* auto: the leaf's empty ring since (us), for the sleep */
 };
 
 /*
