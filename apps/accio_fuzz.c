@@ -34,10 +34,6 @@
 
 #define NSLOT	16
 
-#ifndef __NR_accio_wait
-#define __NR_accio_wait	451	/* the kernel series' asm-generic/unistd.h */
-#endif
-
 struct slot {
 	int sock, row;
 	uint32_t rx_bytes, tx_bytes;

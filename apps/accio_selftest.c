@@ -60,10 +60,6 @@
 #define ROW_PAGE(r)	(UNCORE_BASE + 0x1000UL * ((r) + 1))
 #define POISON		0xbadacce55badacceULL
 
-#ifndef __NR_accio_wait
-#define __NR_accio_wait	451	/* the kernel series' asm-generic/unistd.h */
-#endif
-
 static int failures;
 
 static void check(const char *name, int cond, const char *fmt, long v)

@@ -223,7 +223,6 @@ static bool is_mem16(uint16_t w)
 
 	switch (w & 3) {
 	case 0:		/* c.fld c.lw c.ld, c.fsd c.sw c.sd */
-		return f3 != 0 && f3 != 4;
 	case 2:		/* c.fldsp c.lwsp c.ldsp, c.fsdsp c.swsp c.sdsp */
 		return f3 != 0 && f3 != 4;
 	}

@@ -31,13 +31,6 @@
 #define WIN_BYTES	ACCIO_ROW_MMIO_TX_BYTES
 #define HIDDEN		__attribute__((visibility("hidden")))
 
-/* accio_wait(2) of the kernel series (asm-generic/unistd.h), which the C
- * library's headers do not know
- */
-#ifndef __NR_accio_wait
-#define __NR_accio_wait	451
-#endif
-
 enum { DEST_FREE, DEST_OK, DEST_KERNEL };
 
 struct dest {
