@@ -532,6 +532,10 @@ typedef struct __attribute__ ((__packed__)) {
 #define ACCIO_ICT_ROW__STATE__INTR_bp 4
 #define ACCIO_ICT_ROW__STATE__INTR_bw 1
 #define ACCIO_ICT_ROW__STATE__INTR_reset 0x0
+#define ACCIO_ICT_ROW__STATE__ROCE_bm 0x20
+#define ACCIO_ICT_ROW__STATE__ROCE_bp 5
+#define ACCIO_ICT_ROW__STATE__ROCE_bw 1
+#define ACCIO_ICT_ROW__STATE__ROCE_reset 0x0
 #define ACCIO_ICT_ROW__STATE__PRIO_bm 0xff00
 #define ACCIO_ICT_ROW__STATE__PRIO_bp 8
 #define ACCIO_ICT_ROW__STATE__PRIO_bw 8

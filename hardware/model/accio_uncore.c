@@ -143,6 +143,49 @@ static uint16_t udp_csum(uint32_t src, uint32_t dst, const uint8_t *udp, size_t 
 	return csum_fold(csum_add(csum_add(0, ph, sizeof(ph)), udp, len));
 }
 
+/* ---- RoCEv2 invariant CRC ---------------------------------------------- */
+
+/* CRC-32 (IEEE 802.3, reflected) without the final inversion. */
+static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t len)
+{
+	int k;
+
+	while (len--) {
+		crc ^= *p++;
+		for (k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
+	}
+	return crc;
+}
+
+#define ROCE_BTH	12
+#define ROCE_ICRC	4
+
+/*
+ * The ICRC of a RoCEv2 datagram over IPv4: a CRC-32 over a masked LRH
+ * (8 bytes of ones), the IPv4 and UDP headers with the fields routers may
+ * change (TOS, TTL, both checksums) set to ones, the BTH with its reserved
+ * byte set to ones, and the rest of the UDP payload up to the ICRC itself.
+ * ip is a 20-byte header; udp points at the UDP header and payload of
+ * ulen bytes (ulen >= 8 + ROCE_BTH + ROCE_ICRC). On the wire it follows the
+ * payload least significant byte first.
+ */
+static uint32_t roce_icrc(const uint8_t *ip, const uint8_t *udp, size_t ulen)
+{
+	uint8_t h[8 + 20 + 8 + ROCE_BTH];
+
+	memset(h, 0xff, 8);
+	memcpy(h + 8, ip, 20);
+	memcpy(h + 28, udp, 8 + ROCE_BTH);
+	h[8 + 1] = 0xff;			/* TOS */
+	h[8 + 8] = 0xff;			/* TTL */
+	h[8 + 10] = h[8 + 11] = 0xff;		/* IPv4 checksum */
+	h[28 + 6] = h[28 + 7] = 0xff;		/* UDP checksum */
+	h[36 + 4] = 0xff;			/* BTH reserved byte */
+	return ~crc32_update(crc32_update(0xffffffffu, h, sizeof(h)),
+			     udp + 8 + ROCE_BTH, ulen - 8 - ROCE_BTH - ROCE_ICRC);
+}
+
 /* ---- events and interrupts ---------------------------------------------- */
 
 static void update_evq_irq(struct accio_uncore *u)
@@ -235,6 +278,12 @@ static bool row_live(struct accio_uncore *u, unsigned int row)
 
 	return (st & ACCIO_UNCORE_ROW_STATE_ENABLED_MASK) &&
 	       (st & ACCIO_UNCORE_ROW_STATE_ACCEL_MASK);
+}
+
+static bool row_roce(struct accio_uncore *u, unsigned int row)
+{
+	return *rreg(u, row, ACCIO_UNCORE_ROW_STATE) &
+	       ACCIO_UNCORE_ROW_STATE_ROCE_MASK;
 }
 
 /* ---- receive ------------------------------------------------------------ */
@@ -360,6 +409,15 @@ bool accio_uncore_rx(struct accio_uncore *u, const uint8_t *f, size_t len)
 			event(u, ACCIO_EV_ICT_MISS, 0xffff, dport);
 		return false;
 	}
+	if (row_roce(u, row) &&
+	    (ihl != 20 || ulen < 8 + ROCE_BTH + ROCE_ICRC ||
+	     roce_icrc(ip, udp, ulen) != (uint32_t)(udp[ulen - 4] |
+						  udp[ulen - 3] << 8 |
+						  udp[ulen - 2] << 16 |
+						  (uint32_t)udp[ulen - 1] << 24))) {
+		u->rx_malformed++;		/* not RoCEv2, or a wrong ICRC */
+		return true;
+	}
 	deliver(u, row, sip, sport, udp + 8, ulen - 8);
 	return true;
 }
@@ -400,6 +458,12 @@ static uint64_t send_datagram(struct accio_uncore *u, unsigned int row,
 			 ACCIO_UNCORE_ROW_LOCAL_PORT_SHIFT));
 	put16(udp + 2, dport);
 	put16(udp + 4, 8 + len);
+	if (row_roce(u, row) && len >= ROCE_BTH + ROCE_ICRC) {
+		uint32_t icrc = roce_icrc(ip, udp, 8 + len);
+
+		for (i = 0; i < 4; i++)
+			udp[8 + len - 4 + i] = icrc >> (8 * i);
+	}
 	put16(udp + 6, 0);
 	put16(udp + 6, udp_csum(sip, dip, udp, 8 + len) ?: 0xffff);
 	return u->ops->transmit(u->opaque, frame, 14 + 20 + 8 + len);
@@ -785,6 +849,7 @@ void accio_uncore_store(struct accio_uncore *u, uint64_t off, uint64_t val,
 				      ACCIO_UNCORE_ROW_STATE_ACCEL_MASK |
 				      ROW_STATE_USER |
 				      ACCIO_UNCORE_ROW_STATE_INTR_MASK |
+				      ACCIO_UNCORE_ROW_STATE_ROCE_MASK |
 				      ACCIO_UNCORE_ROW_STATE_PRIO_MASK |
 				      ACCIO_UNCORE_ROW_STATE_HART_MASK);
 		}

@@ -10,6 +10,7 @@ import os
 import random
 import struct
 import sys
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "generated"))
@@ -675,6 +676,89 @@ def v_mmio_tx():
     return v
 
 
+ROCE_PORT = 4791
+
+
+def roce_icrc(frame):
+    """The RoCEv2 invariant CRC of an IPv4 frame whose last 4 bytes are the
+    ICRC slot: CRC-32 over 8 bytes of ones (the masked LRH), the IPv4 and
+    UDP headers with TOS, TTL and both checksums set to ones, the BTH with
+    its reserved byte set to ones, and the rest up to the slot."""
+    ip_h = bytearray(frame[14:34])
+    udp = bytearray(frame[34:42])
+    bth = bytearray(frame[42:54])
+    ip_h[1] = ip_h[8] = 0xFF
+    ip_h[10:12] = b"\xff\xff"
+    udp[6:8] = b"\xff\xff"
+    bth[4] = 0xFF
+    data = b"\xff" * 8 + bytes(ip_h) + bytes(udp) + bytes(bth) + frame[54:-4]
+    return struct.pack("<I", zlib.crc32(data))
+
+
+def roce_frame(src, sport, dst, payload, good=True, **kw):
+    """A RoCEv2 datagram (payload: BTH onwards, ICRC slot included) with
+    its ICRC filled in (or a wrong one), and the UDP checksum over it."""
+    f = udp_frame(src, sport, dst, ROCE_PORT, payload[:-4] + b"\0\0\0\0", **kw)
+    icrc = roce_icrc(f)
+    if not good:
+        icrc = bytes([icrc[0] ^ 1]) + icrc[1:]
+    return udp_frame(src, sport, dst, ROCE_PORT, payload[:-4] + icrc, **kw)
+
+
+def v_model_roce():
+    v = Vec("RoCEv2 rows: the engine fills the ICRC on transmit and checks it on receive "
+            "(the C model's; the RTL does not implement STATE.ROCE yet)")
+    v.w(g("CTRL"), 1)
+    rx_base, tx_base, size = MEM + 0x10000, MEM + 0x20000, 4096
+    roce = state(ENABLED=1, ACCEL=1, ROCE=1)
+    program_row(v, 3, LOCAL, ROCE_PORT, rx_base=rx_base, rx_size=size, tx_base=tx_base,
+                tx_size=size, st=roce)
+    rng = random.Random(11)
+    # BTH (UD SEND only to QP 0x11, PSN 5), DETH (Q_Key, source QP 0x12), data, ICRC slot
+    bth = bytes([0x64, 0, 0xFF, 0xFF, 0, 0, 0, 0x11, 0, 0, 0, 5])
+    deth = struct.pack("!IBBH", 0x11111111, 0, 0, 0x12)
+    pls = [bth + deth + bytes(rng.randrange(256) for _ in range(n)) + b"\0" * 4 for n in (4, 64, 1024)]
+    pls.append(bytes(range(16)))  # the shortest datagram with a BTH and an ICRC
+    v.c("transmit: the payload's last 4 bytes (zero in the ring) become the ICRC")
+    ring = b"".join(tx_record(pl, dport=ROCE_PORT, dip=PEER) for pl in pls)
+    ring += tx_record(b"short", dport=ROCE_PORT, dip=PEER)
+    v.mem(tx_base, ring)
+    v.w(row(3, "TX_WPTR"), len(ring), user=7)
+    v.w(row(3, "DOORBELL"), 1, user=7)
+    for ident, pl in enumerate(pls):
+        v.tx(roce_frame(LOCAL, ROCE_PORT, PEER, pl, dmac=PEER_MAC, smac=STATION, ident=ident))
+    v.c("a payload too short for a BTH and an ICRC leaves as it is")
+    v.tx(udp_frame(LOCAL, ROCE_PORT, PEER, ROCE_PORT, b"short", dmac=PEER_MAC, smac=STATION,
+                   ident=len(pls)))
+    v.raw("notx")
+    v.r(row(3, "TX_PKTS"), len(pls) + 1)
+    v.c("receive: a good ICRC is delivered with its payload; a wrong one, or no room for one, "
+        "is dropped as malformed")
+    good = roce_frame(PEER, 50000, LOCAL, pls[1], ident=77)
+    v.rx(good, "consumed")
+    v.rx(roce_frame(PEER, 50000, LOCAL, pls[2], good=False, ident=78), "consumed")
+    v.rx(udp_frame(PEER, 50000, LOCAL, ROCE_PORT, b"0123456789abcde", ident=79), "consumed")
+    v.rx(roce_frame(PEER, 50001, LOCAL, pls[3], ident=80), "consumed")
+    v.r(g("RX_MALFORMED"), 2)
+    v.r(row(3, "RX_PKTS"), 2)
+    rec = rx_record(len(pls[1]), 50000, PEER, 0, good[42:])
+    rec += rx_record(len(pls[3]), 50001, PEER, 0, pls[3][:-4] + roce_frame(PEER, 50001, LOCAL, pls[3], ident=80)[-4:])
+    v.expect_mem(rx_base, rec)
+    v.r(row(3, "RX_WPTR"), len(rec))
+    v.c("the same frames on a row without STATE.ROCE: no ICRC is written or checked")
+    program_row(v, 4, LOCAL, 4792, rx_base=rx_base + size, rx_size=size, tx_base=tx_base + size,
+                tx_size=size)
+    v.mem(tx_base + size, tx_record(pls[0], dport=ROCE_PORT, dip=PEER))
+    v.w(row(4, "TX_WPTR"), len(tx_record(pls[0])), user=7)
+    v.w(row(4, "DOORBELL"), 1, user=7)
+    v.tx(udp_frame(LOCAL, 4792, PEER, ROCE_PORT, pls[0], dmac=PEER_MAC, smac=STATION, ident=len(pls) + 1))
+    bad = udp_frame(PEER, 50000, LOCAL, 4792, pls[2], ident=81)
+    v.rx(bad, "consumed")
+    v.r(row(4, "RX_PKTS"), 1)
+    v.r(g("RX_MALFORMED"), 2)
+    return v
+
+
 VECTORS = {
     "mmio_tx.vec": v_mmio_tx,
     "ict_protection.vec": v_ict_protection,
@@ -684,6 +768,7 @@ VECTORS = {
     "tx_engine.vec": v_tx_engine,
     "ready_queue.vec": v_ready_queue,
     "events.vec": v_events,
+    "model_roce.vec": v_model_roce,
 }
 
 
