@@ -38,10 +38,6 @@ while read -r kind name rest; do
 	esac
 done < "$ROOT/buildroot-config/packages.txt"
 
-# the same archive from any checkout and any day: fixed times
-find "$R" -exec touch -h -d @0 {} +
-(cd "$R" && find . -print0 | LC_ALL=C sort -z | \
-	cpio --null -o -H newc --owner 0:0 --quiet --reproducible) | gzip -9n > "$B/initramfs.cpio.gz.tmp"
 # Debian's riscv64 packages (buildroot-config/debian-packages.txt) as a second,
 # uncompressed archive after the first: the kernel unpacks both at boot.
 # Cached by package versions (scripts/debian.py); paths the musl image has
@@ -82,6 +78,37 @@ if [ "$rc" = 0 ]; then
 		make -s -C "$ROOT/apps/dpdk" OUT="$B/apps/dpdk" SYSROOT="$sysroot"
 	fi
 fi
+# The verbs provider (libaccio/verbs: libibverbs' "accio" driver, its data
+# path an ICT row), compiled against rdma-core's provider API (Debian's
+# rdma-core source) and Debian's riscv64 libibverbs, goes into the image at
+# the paths Debian's libibverbs reads: the library in its provider folder,
+# accio.driver in /etc/libibverbs.d. libibverbs itself comes with the
+# Debian packages a run adds (--pkg ibverbs-providers ...).
+# Without the archive (exit status 3) and no sysroot or source fetched
+# before, it is left out, loudly; build/verbs-unavailable says why.
+rm -f "$B/verbs-unavailable"
+if [ "$rc" = 0 ]; then
+	src=0
+	sysroot=$(python3 "$ROOT/scripts/debian.py" sysroot libibverbs-dev 2>"$B/verbs.err") || src=$?
+	[ "$src" = 0 ] && { rdma=$("$ROOT/scripts/fetch-rdma-core.sh" 2>>"$B/verbs.err") || src=$?; }
+	cat "$B/verbs.err" >&2
+	if [ "$src" = 3 ]; then
+		log "WARNING: Debian's archive is unavailable; no verbs provider"
+		cp "$B/verbs.err" "$B/verbs-unavailable"
+	elif [ "$src" != 0 ]; then
+		exit "$src"
+	else
+		make -s -C "$ROOT/libaccio/verbs" OUT="$B/verbs" SYSROOT="$sysroot" RDMA_CORE="$rdma" \
+			install DESTDIR="$R"
+		log "verbs provider: $(cd "$R" && echo usr/lib/riscv64-linux-gnu/libibverbs/libaccio-rdmav*.so etc/libibverbs.d/accio.driver)"
+	fi
+else
+	echo "Debian's archive is unavailable: no verbs provider" > "$B/verbs-unavailable"
+fi
+# the same archive from any checkout and any day: fixed times
+find "$R" -exec touch -h -d @0 {} +
+(cd "$R" && find . -print0 | LC_ALL=C sort -z | \
+	cpio --null -o -H newc --owner 0:0 --quiet --reproducible) | gzip -9n > "$B/initramfs.cpio.gz.tmp"
 if [ -s "$B/debian.cpio" ]; then
 	pad=$(( (4 - $(stat -c %s "$B/initramfs.cpio.gz.tmp") % 4) % 4 ))
 	head -c "$pad" /dev/zero >> "$B/initramfs.cpio.gz.tmp"

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The RoCEv2 wire format of the accio verbs provider: what goes into the
+ * UDP payload of a datagram to port 4791 (the engine builds the Ethernet,
+ * IPv4 and UDP headers and, on a row accelerated with ACCIO_ACCEL_ROCE,
+ * fills in and checks the ICRC), and the 40-byte GRH a UD receive gets.
+ * Plain C with no libibverbs dependency, so that the host can test it
+ * (test_wire.c).
+ *
+ *   BTH   12 bytes  opcode, SE|M|PadCnt|TVer, P_Key, reserved, dest QPN (24),
+ *                   AckReq|reserved, PSN (24)
+ *   DETH   8 bytes  Q_Key, reserved, source QPN (24)
+ *   ImmDt  4 bytes  only for SEND_ONLY_WITH_IMMEDIATE
+ *   payload, PadCnt zero bytes up to a multiple of 4, 4 ICRC bytes
+ *
+ * All fields big endian.
+ */
+#ifndef ACCIO_WIRE_H
+#define ACCIO_WIRE_H
+
+#include <arpa/inet.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define ACCIO_ROCE_PORT		4791
+#define ACCIO_BTH_BYTES		12
+#define ACCIO_DETH_BYTES	8
+#define ACCIO_IMMDT_BYTES	4
+#define ACCIO_ICRC_BYTES	4
+#define ACCIO_GRH_BYTES		40
+/* IPv4 + UDP headers in front of the UDP payload on the wire */
+#define ACCIO_IP_UDP_BYTES	28
+
+#define ACCIO_OP_UD_SEND_ONLY		0x64
+#define ACCIO_OP_UD_SEND_ONLY_IMM	0x65
+
+#define ACCIO_PKEY_DEFAULT	0xffff
+#define ACCIO_QPN_MASK		0xffffff
+#define ACCIO_PSN_MASK		0xffffff
+
+/* The fields of a UD SEND's headers. */
+struct accio_ud_hdr {
+	uint8_t opcode;		/* ACCIO_OP_UD_SEND_ONLY or _IMM */
+	uint8_t se;		/* solicited event */
+	uint16_t pkey;
+	uint32_t dqpn;		/* destination QP */
+	uint32_t psn;
+	uint32_t qkey;
+	uint32_t sqpn;		/* source QP */
+	uint8_t imm[4];		/* ImmDt as on the wire (network order) */
+};
+
+static inline void accio_put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
+static inline void accio_put_be24(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 16;
+	p[1] = v >> 8;
+	p[2] = v;
+}
+
+static inline void accio_put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+static inline uint16_t accio_get_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint32_t accio_get_be24(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+}
+
+static inline uint32_t accio_get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Bytes of BTH, DETH and (for _IMM) ImmDt. */
+static inline size_t accio_ud_hdr_bytes(uint8_t opcode)
+{
+	return ACCIO_BTH_BYTES + ACCIO_DETH_BYTES +
+	       (opcode == ACCIO_OP_UD_SEND_ONLY_IMM ? ACCIO_IMMDT_BYTES : 0);
+}
+
+static inline unsigned int accio_pad(size_t paylen)
+{
+	return (unsigned int)(-paylen & 3);
+}
+
+/* The UDP payload length of a UD SEND carrying paylen bytes. */
+static inline size_t accio_ud_bytes(uint8_t opcode, size_t paylen)
+{
+	return accio_ud_hdr_bytes(opcode) + paylen + accio_pad(paylen) + ACCIO_ICRC_BYTES;
+}
+
+/*
+ * Write the headers for a payload of paylen bytes at p; the payload goes
+ * right after them (at p + the returned length), then accio_ud_trailer().
+ */
+static inline size_t accio_ud_build(uint8_t *p, const struct accio_ud_hdr *h, size_t paylen)
+{
+	p[0] = h->opcode;
+	p[1] = (uint8_t)((h->se ? 0x80 : 0) | accio_pad(paylen) << 4);	/* M 0, TVer 0 */
+	accio_put_be16(p + 2, h->pkey);
+	p[4] = 0;
+	accio_put_be24(p + 5, h->dqpn & ACCIO_QPN_MASK);
+	p[8] = 0;						/* AckReq 0 */
+	accio_put_be24(p + 9, h->psn & ACCIO_PSN_MASK);
+	accio_put_be32(p + 12, h->qkey);
+	p[16] = 0;
+	accio_put_be24(p + 17, h->sqpn & ACCIO_QPN_MASK);
+	if (h->opcode == ACCIO_OP_UD_SEND_ONLY_IMM) {
+		memcpy(p + 20, h->imm, 4);
+		return 24;
+	}
+	return 20;
+}
+
+/* The pad bytes and the (zero) ICRC slot after a payload of paylen bytes. */
+static inline size_t accio_ud_trailer(uint8_t *end, size_t paylen)
+{
+	size_t n = accio_pad(paylen) + ACCIO_ICRC_BYTES;
+
+	memset(end, 0, n);
+	return n;
+}
+
+/* Why a datagram is not a UD SEND this provider takes. */
+enum {
+	ACCIO_PARSE_OK = 0,
+	ACCIO_PARSE_SHORT = -1,		/* shorter than its headers, pad and ICRC */
+	ACCIO_PARSE_OPCODE = -2,	/* not UD SEND_ONLY (with or without ImmDt) */
+	ACCIO_PARSE_HDR = -3,		/* transport version or P_Key */
+};
+
+static inline int accio_pkey_ok(uint16_t pkey)
+{
+	/* the default partition; the QP is a full member, so either kind of sender */
+	return (pkey & 0x7fff) == 0x7fff;
+}
+
+/*
+ * Parse the UDP payload p of len bytes (ICRC included). On success fill h
+ * and the payload's offset and length (without pad and ICRC).
+ */
+static inline int accio_ud_parse(const uint8_t *p, size_t len, struct accio_ud_hdr *h,
+				 size_t *payoff, size_t *paylen)
+{
+	size_t hl, pad;
+
+	if (len < ACCIO_BTH_BYTES)
+		return ACCIO_PARSE_SHORT;
+	h->opcode = p[0];
+	if (h->opcode != ACCIO_OP_UD_SEND_ONLY && h->opcode != ACCIO_OP_UD_SEND_ONLY_IMM)
+		return ACCIO_PARSE_OPCODE;
+	hl = accio_ud_hdr_bytes(h->opcode);
+	pad = (p[1] >> 4) & 3;
+	if (len < hl + pad + ACCIO_ICRC_BYTES)
+		return ACCIO_PARSE_SHORT;
+	if ((p[1] & 0xf) != 0)
+		return ACCIO_PARSE_HDR;
+	h->se = p[1] >> 7;
+	h->pkey = accio_get_be16(p + 2);
+	if (!accio_pkey_ok(h->pkey))
+		return ACCIO_PARSE_HDR;
+	h->dqpn = accio_get_be24(p + 5);
+	h->psn = accio_get_be24(p + 9);
+	h->qkey = accio_get_be32(p + 12);
+	h->sqpn = accio_get_be24(p + 17);
+	if (h->opcode == ACCIO_OP_UD_SEND_ONLY_IMM)
+		memcpy(h->imm, p + 20, 4);
+	else
+		memset(h->imm, 0, 4);
+	*payoff = hl;
+	*paylen = len - hl - pad - ACCIO_ICRC_BYTES;
+	return ACCIO_PARSE_OK;
+}
+
+/* The IPv4 header checksum over n bytes (n even). */
+static inline uint16_t accio_ip_csum(const uint8_t *p, size_t n)
+{
+	uint32_t s = 0;
+	size_t i;
+
+	for (i = 0; i < n; i += 2)
+		s += accio_get_be16(p + i);
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+/*
+ * The GRH of a RoCEv2 datagram received over IPv4, as a UD receive
+ * buffer gets it: 20 zero bytes, then the IPv4 header. saddr and daddr in
+ * network order (as the bytes of an in_addr); udp_bytes: the UDP payload
+ * length (ICRC included).
+ */
+static inline void accio_grh_ipv4(uint8_t *g, uint32_t saddr, uint32_t daddr, size_t udp_bytes)
+{
+	uint8_t *ip = g + 20;
+
+	memset(g, 0, ACCIO_GRH_BYTES);
+	ip[0] = 0x45;					/* version 4, IHL 5 */
+	accio_put_be16(ip + 2, (uint16_t)(udp_bytes + ACCIO_IP_UDP_BYTES));
+	ip[8] = 64;					/* TTL */
+	ip[9] = 17;					/* UDP */
+	memcpy(ip + 12, &saddr, 4);
+	memcpy(ip + 16, &daddr, 4);
+	accio_put_be16(ip + 10, accio_ip_csum(ip, 20));
+}
+
+/* True if the 16-byte GID is IPv4-mapped (::ffff:a.b.c.d); *addr: a.b.c.d. */
+static inline int accio_gid_ipv4(const uint8_t *gid, uint32_t *addr)
+{
+	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (memcmp(gid, prefix, sizeof(prefix)))
+		return 0;
+	memcpy(addr, gid + 12, 4);
+	return 1;
+}
+
+/*
+ * The rings (little endian, records padded to 8 bytes): a TX record's
+ * 8-byte header is __u16 length, __u16 destination port, __u32
+ * destination IPv4 (host order); an RX record's 16-byte header __u16
+ * length, __u16 source port, __u32 source IPv4 (host order), __u64
+ * hardware time. addr: IPv4 in network order.
+ */
+static inline void accio_tx_record_hdr(uint8_t *rec, size_t bytes, uint16_t port, uint32_t addr)
+{
+	uint32_t a = ntohl(addr);
+
+	rec[0] = bytes;
+	rec[1] = bytes >> 8;
+	rec[2] = port;
+	rec[3] = port >> 8;
+	rec[4] = a;
+	rec[5] = a >> 8;
+	rec[6] = a >> 16;
+	rec[7] = a >> 24;
+}
+
+static inline size_t accio_rx_record(const uint8_t *rec, uint32_t *addr)
+{
+	*addr = htonl((uint32_t)rec[4] | (uint32_t)rec[5] << 8 | (uint32_t)rec[6] << 16 |
+		      (uint32_t)rec[7] << 24);
+	return (size_t)rec[0] | (size_t)rec[1] << 8;
+}
+
+#endif /* ACCIO_WIRE_H */
