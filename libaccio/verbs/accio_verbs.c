@@ -30,27 +30,11 @@
 #include <infiniband/driver.h>
 #include <infiniband/verbs.h>
 #include <linux/accio.h>
+#include <accio-abi.h>
 
 #include "accio_wire.h"
 
-/* ---- the kernel ABI (include/uapi/linux/accio.h, include/uapi/rdma/accio-abi.h) */
-
-#ifndef ACCIO_ACCEL_ROCE
-#define ACCIO_ACCEL_ROCE (1U << 0)
-#endif
-
-#ifndef ACCIO_IB_ABI_USER_H
-#define ACCIO_IB_ABI_USER_H
-#define ACCIO_IB_UVERBS_ABI_VERSION 1
-struct accio_ib_create_qp {	/* driver data after the core's create_qp command */
-	__s32 row_fd;	/* a row fd of this process, accelerated with ACCIO_ACCEL_ROCE */
-	__u32 reserved;	/* 0 */
-};
-struct accio_ib_create_qp_resp {	/* driver data after the core's create_qp response */
-	__u32 qpn;
-	__u32 row;	/* ICT row index at creation (informational) */
-};
-#endif
+/* ---- the kernel ABI: <linux/accio.h> and the series' rdma/accio-abi.h */
 
 struct accio_create_qp_cmd {
 	struct ibv_create_qp ibv_cmd;
