@@ -91,3 +91,81 @@ def test_rdma_verbs_over_soft_roce_between_two_socs():
     sent = int(re.search(r"\bsent_pkts (\d+)", out).group(1))
     rcvd = int(re.search(r"\brcvd_pkts (\d+)", out).group(1))
     assert sent >= 900 and rcvd >= 900, out
+
+
+HWV_STATS = "export ACCIO_VERBS_STATS=1"
+MALFORMED = "echo malformed=$(cat /sys/devices/platform/soc/*.accio/rx_malformed)"
+
+
+def verbs_stats(text):
+    """The provider's counters of every QP that moved datagrams."""
+    st = [dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", line))
+          for line in re.findall(r"^accio-verbs: (.*)$", text, re.M)]
+    return [s for s in st if s["tx"] or s["rx"]]
+
+
+@pytest.mark.skipif(debian_unavailable() is not None, reason=str(debian_unavailable()))
+def test_hardware_verbs_on_ict_rows_between_two_socs():
+    """Verbs whose queue pairs are ICT rows (kernel 0020, provider
+    libaccio/verbs): unmodified rdma-core and perftest programs on the
+    client SoC's accio0, first against soft-RoCE (rxe0) on the server SoC,
+    then against accio0 there. UD SEND/RECV with every buffer checked
+    (--chk) and ib_send_lat -c UD; the engines write and check the RoCEv2
+    ICRC, which soft-RoCE verifies on its side."""
+    ud = "ibv_ud_pingpong -g 1 -c -n 300 -s 1000"
+    lat = "ib_send_lat -c UD -F -n 300 -s 64"
+    server = (f"{HWV_STATS}; {RXE} && {ud} -d rxe0 && {lat} -d rxe0 > /dev/null && "
+              f"{ud} -d accio0 && {lat} -d accio0 > /dev/null && "
+              "rdma statistic show link rxe0/1")
+    client = (f"{HWV_STATS}; {MALFORMED};"
+              f"{retry(ud + ' -d accio0 10.0.3.1')}; echo ud_rxe=$?;"
+              f"{retry(lat + ' -d accio0 10.0.3.1')} | grep -A1 '#bytes'; echo lat_rxe=$?;"
+              f"{retry(ud + ' -d accio0 10.0.3.1')}; echo ud_accio=$?;"
+              f"{retry(lat + ' -d accio0 10.0.3.1')} | grep -A1 '#bytes'; echo lat_accio=$?;"
+              f"{MALFORMED}")
+    rs, rc = accio.run_pair(server, client, pkgs=RDMA_PKGS, timeout=TIMEOUT)
+    assert rc.rc == 0 and rs.rc == 0, rc.output + "\n--server--\n" + rs.output
+    out = rc.output
+    for k in ("ud_rxe", "lat_rxe", "ud_accio", "lat_accio"):
+        assert f"{k}=0" in out, out
+    assert len(re.findall(r"^300 iters in [\d.]+ seconds", out, re.M)) == 2, out
+    lats = re.findall(r"^\s*64\s+300\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", out, re.M)
+    assert len(lats) == 2 and all(float(t[2]) > 0 for t in lats), out
+    # every datagram went through the QP's row, none was dropped; 300 of
+    # each ping-pong, perftest's iterations for each latency run
+    for who, st, n in (("client", verbs_stats(out), 4), ("server", verbs_stats(rs.output), 2)):
+        assert len(st) == n, (who, st, out, rs.output)
+        for s in st:
+            assert s["tx"] == s["rx"] >= 300, (who, st)
+            assert all(v == 0 for k, v in s.items() if k.startswith("rx_drop") or k == "rx_len_err"), \
+                (who, st)
+    # soft-RoCE received the client engine's frames (ICRC checked there), and
+    # the client engine found no wrong ICRC in soft-RoCE's
+    rcvd = int(re.search(r"\brcvd_pkts (\d+)", rs.output).group(1))
+    assert rcvd >= 600, rs.output
+    assert re.findall(r"^malformed=(\d+)$", out, re.M) == ["0", "0"], out
+
+
+@pytest.mark.skipif(debian_unavailable() is not None, reason=str(debian_unavailable()))
+def test_hardware_verbs_refusals_and_a_qp_out_of_another_process_reach():
+    """accio_verbs_selftest: the kernel's checks of a QP's row (no fd, a
+    plain socket, a row without ACCIO_ACCEL_ROCE, reserved bits, a second
+    RoCE row, another process's row: EACCES, also for mmap), RC refused,
+    bad modify_qp, non-IPv4 address handles, and a forked child posting on
+    its parent's QP (its rings are not mapped there: the child dies, the
+    parent's QP goes on). Against the NIC model's echo peer, which sends
+    each datagram back with its headers swapped: the ICRC no longer
+    matches, and the engine drops the echoes before the QP sees them."""
+    r = accio.run(f"{HWV_STATS}; {MALFORMED}; accio_verbs_selftest -a 10.0.2.2; echo rc=$?; {MALFORMED}",
+                  wire="echo:20000", pkgs=["ibverbs-providers"], timeout=TIMEOUT)
+    out = r.output
+    assert r.rc == 0 and "rc=0" in out and "PASS: 0 failed" in out, out + r.console[-2000:]
+    assert "FAIL" not in out, out
+    for name in ("qp-foreign-row", "map-foreign-row", "post-from-another-process",
+                 "send-after-foreign-post", "qp-rc-refused", "qp-ud-once", "row-roce-once"):
+        assert f"ok {name}\n" in out, (name, out)
+    counts = [int(x) for x in re.findall(r"^malformed=(\d+)$", out, re.M)]
+    assert len(counts) == 2 and counts[1] - counts[0] >= 1, out
+    st = verbs_stats(out)
+    # the QP that sent: its sends left, no echo reached its ring
+    assert st and st[0]["tx"] == 2 and st[0]["rx"] == 0 and st[0]["rx_drop_hdr"] == 0, (st, out)
