@@ -11,6 +11,11 @@ wire, each SoC with its Accio NIC and uncore.
               NICs, polling for completions; the CPU does the RDMA NIC's work
   rxe-rc-ev   ib_send_lat -e: waits for completion events
   rxe-ud      ib_send_lat -c UD, polling
+  verbs-ud    ib_send_lat -c UD, polling, on the Accio verbs device (accio0:
+              kernel 0020, provider libaccio/verbs) on both SoCs: each QP's
+              queues are an ICT row's rings, the engine fills and checks
+              the RoCEv2 ICRC, the CPU copies between rings and buffers
+  verbs-ud-rxe  the same client on accio0, the server on soft-RoCE (rxe0)
   dpdk-afxdp  apps/dpdk/dpdk_pingpong (DPDK 25.11 ethdev, busy-polling) on
               net_af_xdp, zero copy: the NIC's driver runs XDP natively and
               the NIC DMAs into and out of DPDK's mbufs (the kernel still
@@ -54,11 +59,14 @@ PRELOAD = "LD_PRELOAD=/usr/lib/libaccio.so"
 UDP = [("linux", "", 7000), ("accio", PRELOAD, 7001),
        ("accio-spin", PRELOAD + " ACCIO_SPIN_US=100000", 7001)]
 RXE = [("rxe-rc", "-c RC"), ("rxe-rc-ev", "-c RC -e"), ("rxe-ud", "-c UD")]
+# (name, client device, server device): UD SEND/RECV on the verbs of ICT rows
+VERBS = [("verbs-ud", "accio0", "accio0"), ("verbs-ud-rxe", "accio0", "rxe0")]
 
 
 def scripts(sizes, count, hart, only=None):
     udp = [c for c in UDP if not only or c[0] in only]
     rxe = [c for c in RXE if not only or c[0] in only]
+    verbs = [c for c in VERBS if not only or c[0] in only]
     mask = f"{1 << hart:#x}"
     cpu = f"grep '^cpu{hart} ' /proc/stat"
     srv = ["rdma link add rxe0 type rxe netdev eth0", "udp_echo -p 7000 &",
@@ -75,6 +83,13 @@ def scripts(sizes, count, hart, only=None):
                        f"cat /tmp/lat.out; done")
             cli.append(f"echo @@{name}:{size}@@; {cpu}; for i in $(seq 40); do "
                        f"taskset {mask} {lat} 10.0.3.1 > /tmp/lat.out 2>&1 && break; "
+                       f"sleep 0.5; done; {cpu}; grep -A1 '#bytes' /tmp/lat.out || cat /tmp/lat.out")
+        for name, cdev, sdev in verbs:
+            lat = f"ib_send_lat -F -n {count} -s {size} -c UD"
+            srv.append(f"for i in $(seq 5); do {lat} -d {sdev} > /tmp/lat.out 2>&1 && break; "
+                       f"cat /tmp/lat.out; done")
+            cli.append(f"echo @@{name}:{size}@@; {cpu}; for i in $(seq 40); do "
+                       f"taskset {mask} {lat} -d {cdev} 10.0.3.1 > /tmp/lat.out 2>&1 && break; "
                        f"sleep 0.5; done; {cpu}; grep -A1 '#bytes' /tmp/lat.out || cat /tmp/lat.out")
     dpdk = [c for c in DPDK if not only or c[0] in only]
     if dpdk:
@@ -140,7 +155,7 @@ def main():
     print(f"| contender | size | RTT p50 / p99 (µs) | client processing p50 / p99 (µs) | "
           f"CPU busy, client hart {a.hart} |")
     print("|---|---:|---|---|---:|")
-    for name in [c[0] for c in UDP + RXE + DPDK if not a.only or c[0] in a.only.split(",")]:
+    for name in [c[0] for c in UDP + RXE + [v[:1] for v in VERBS] + DPDK if not a.only or c[0] in a.only.split(",")]:
         for size in sizes:
             r = res.get(name, {}).get(size)
             if not r or "rtt_p50" not in r:
