@@ -15,7 +15,10 @@ wire, each SoC with its Accio NIC and uncore.
               kernel 0020, provider libaccio/verbs) on both SoCs: each QP's
               queues are an ICT row's rings, the engine fills and checks
               the RoCEv2 ICRC, the CPU copies between rings and buffers
-  verbs-ud-rxe  the same client on accio0, the server on soft-RoCE (rxe0)
+  verbs-ud-ev ib_send_lat -c UD -e on accio0 on both SoCs: waits for
+              completion events (the rows' wake-up interrupts)
+  verbs-ud-rxe  the same client on accio0 (polling), the server on
+              soft-RoCE (rxe0)
   dpdk-afxdp  apps/dpdk/dpdk_pingpong (DPDK 25.11 ethdev, busy-polling) on
               net_af_xdp, zero copy: the NIC's driver runs XDP natively and
               the NIC DMAs into and out of DPDK's mbufs (the kernel still
@@ -60,7 +63,8 @@ UDP = [("linux", "", 7000), ("accio", PRELOAD, 7001),
        ("accio-spin", PRELOAD + " ACCIO_SPIN_US=100000", 7001)]
 RXE = [("rxe-rc", "-c RC"), ("rxe-rc-ev", "-c RC -e"), ("rxe-ud", "-c UD")]
 # (name, client device, server device): UD SEND/RECV on the verbs of ICT rows
-VERBS = [("verbs-ud", "accio0", "accio0"), ("verbs-ud-rxe", "accio0", "rxe0")]
+VERBS = [("verbs-ud", "accio0", "accio0", ""), ("verbs-ud-ev", "accio0", "accio0", " -e"),
+         ("verbs-ud-rxe", "accio0", "rxe0", "")]
 
 
 def scripts(sizes, count, hart, only=None):
@@ -84,8 +88,8 @@ def scripts(sizes, count, hart, only=None):
             cli.append(f"echo @@{name}:{size}@@; {cpu}; for i in $(seq 40); do "
                        f"taskset {mask} {lat} 10.0.3.1 > /tmp/lat.out 2>&1 && break; "
                        f"sleep 0.5; done; {cpu}; grep -A1 '#bytes' /tmp/lat.out || cat /tmp/lat.out")
-        for name, cdev, sdev in verbs:
-            lat = f"ib_send_lat -F -n {count} -s {size} -c UD"
+        for name, cdev, sdev, opts in verbs:
+            lat = f"ib_send_lat -F -n {count} -s {size} -c UD{opts}"
             srv.append(f"for i in $(seq 5); do {lat} -d {sdev} > /tmp/lat.out 2>&1 && break; "
                        f"cat /tmp/lat.out; done")
             cli.append(f"echo @@{name}:{size}@@; {cpu}; for i in $(seq 40); do "

@@ -110,30 +110,43 @@ def test_hardware_verbs_on_ict_rows_between_two_socs():
     libaccio/verbs): unmodified rdma-core and perftest programs on the
     client SoC's accio0, first against soft-RoCE (rxe0) on the server SoC,
     then against accio0 there. UD SEND/RECV with every buffer checked
-    (--chk) and ib_send_lat -c UD; the engines write and check the RoCEv2
-    ICRC, which soft-RoCE verifies on its side."""
+    (--chk), ib_send_lat -c UD polling and, against accio0, the same two
+    waiting for completion events (-e: the rows' wake-up interrupts); the
+    engines write and check the RoCEv2 ICRC, which soft-RoCE verifies on
+    its side."""
     ud = "ibv_ud_pingpong -g 1 -c -n 300 -s 1000"
     lat = "ib_send_lat -c UD -F -n 300 -s 64"
     server = (f"{HWV_STATS}; {RXE} && {ud} -d rxe0 && {lat} -d rxe0 > /dev/null && "
               f"{ud} -d accio0 && {lat} -d accio0 > /dev/null && "
+              f"{ud} -e -d accio0 && {lat} -e -d accio0 > /dev/null && "
               "rdma statistic show link rxe0/1")
-    client = (f"{HWV_STATS}; {MALFORMED};"
+    client = (f"{HWV_STATS}; {MALFORMED}; grep accio-wake /proc/interrupts;"
               f"{retry(ud + ' -d accio0 10.0.3.1')}; echo ud_rxe=$?;"
               f"{retry(lat + ' -d accio0 10.0.3.1')} | grep -A1 '#bytes'; echo lat_rxe=$?;"
               f"{retry(ud + ' -d accio0 10.0.3.1')}; echo ud_accio=$?;"
               f"{retry(lat + ' -d accio0 10.0.3.1')} | grep -A1 '#bytes'; echo lat_accio=$?;"
-              f"{MALFORMED}")
+              f"grep accio-wake /proc/interrupts;"
+              f"{retry(ud + ' -e -d accio0 10.0.3.1')}; echo ud_ev=$?;"
+              f"{retry(lat + ' -e -d accio0 10.0.3.1')} | grep -A1 '#bytes'; echo lat_ev=$?;"
+              f"grep accio-wake /proc/interrupts; {MALFORMED}")
     rs, rc = accio.run_pair(server, client, pkgs=RDMA_PKGS, timeout=TIMEOUT)
     assert rc.rc == 0 and rs.rc == 0, rc.output + "\n--server--\n" + rs.output
     out = rc.output
-    for k in ("ud_rxe", "lat_rxe", "ud_accio", "lat_accio"):
+    for k in ("ud_rxe", "lat_rxe", "ud_accio", "lat_accio", "ud_ev", "lat_ev"):
         assert f"{k}=0" in out, out
-    assert len(re.findall(r"^300 iters in [\d.]+ seconds", out, re.M)) == 2, out
+    assert len(re.findall(r"^300 iters in [\d.]+ seconds", out, re.M)) == 3, out
     lats = re.findall(r"^\s*64\s+300\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", out, re.M)
-    assert len(lats) == 2 and all(float(t[2]) > 0 for t in lats), out
+    assert len(lats) == 3 and all(float(t[2]) > 0 for t in lats), out
+    # polling takes no wake-up; waiting for events takes the rows' wake-up
+    # interrupts (one interrupt may serve a send's and a receive's, and a
+    # hart that drains its ready queue on a switch takes none: 600 round
+    # trips gave about 400)
+    wakes = [sum(map(int, line.split()[1:5]))
+             for line in re.findall(r"^\s*\d+:.*accio-wake$", out, re.M)]
+    assert len(wakes) == 3 and wakes[1] - wakes[0] < 20 and wakes[2] - wakes[1] >= 100, (wakes, out)
     # every datagram went through the QP's row, none was dropped; 300 of
     # each ping-pong, perftest's iterations for each latency run
-    for who, st, n in (("client", verbs_stats(out), 4), ("server", verbs_stats(rs.output), 2)):
+    for who, st, n in (("client", verbs_stats(out), 6), ("server", verbs_stats(rs.output), 4)):
         assert len(st) == n, (who, st, out, rs.output)
         for s in st:
             assert s["tx"] == s["rx"] >= 300, (who, st)
