@@ -5,7 +5,7 @@ import re
 import pytest
 
 import accio
-from conftest import debian_unavailable
+from conftest import debian_unavailable, verbs_unavailable
 
 TIMEOUT = 400
 PRELOAD = "LD_PRELOAD=/usr/lib/libaccio.so ACCIO_STATS=1"
@@ -104,7 +104,7 @@ def verbs_stats(text):
     return [s for s in st if s["tx"] or s["rx"]]
 
 
-@pytest.mark.skipif(debian_unavailable() is not None, reason=str(debian_unavailable()))
+@pytest.mark.skipif(verbs_unavailable() is not None, reason=str(verbs_unavailable()))
 def test_hardware_verbs_on_ict_rows_between_two_socs():
     """Verbs whose queue pairs are ICT rows (kernel 0020, provider
     libaccio/verbs): unmodified rdma-core and perftest programs on the
@@ -159,7 +159,7 @@ def test_hardware_verbs_on_ict_rows_between_two_socs():
     assert re.findall(r"^malformed=(\d+)$", out, re.M) == ["0", "0"], out
 
 
-@pytest.mark.skipif(debian_unavailable() is not None, reason=str(debian_unavailable()))
+@pytest.mark.skipif(verbs_unavailable() is not None, reason=str(verbs_unavailable()))
 def test_hardware_verbs_refusals_and_a_qp_out_of_another_process_reach():
     """accio_verbs_selftest: the kernel's checks of a QP's row (no fd, a
     plain socket, a row without ACCIO_ACCEL_ROCE, reserved bits, a second
