@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "mmio_fence.h"
 
 /* ---- the row ------------------------------------------------------------ */
 
@@ -283,23 +284,9 @@ void rlock_wake(struct rlock *l)
 
 /* ---- rings ------------------------------------------------------------ */
 
-/* Stores to the ring reach memory before the MMIO store that publishes. */
-static inline void wmb_io(void)
-{
-#if defined(__riscv)
-	__asm__ volatile("fence w,o" ::: "memory");
-#else
-	__sync_synchronize();
-#endif
-}
-
 void rmb_io(void)
 {
-#if defined(__riscv)
-	__asm__ volatile("fence i,r" ::: "memory");
-#else
-	__sync_synchronize();
-#endif
+	rmb_io_inline();
 }
 
 uint64_t now_us(void)

@@ -33,6 +33,7 @@
 #include <accio-abi.h>
 
 #include "accio_wire.h"
+#include "../src/mmio_fence.h"
 
 /* ---- the kernel ABI: <linux/accio.h> and the series' rdma/accio-abi.h */
 
@@ -161,37 +162,6 @@ static inline struct accio_ah *to_aah(struct ibv_ah *a)
 	return container_of(a, struct accio_ah, ibv_ah);
 }
 
-/* ---- MMIO ordering ------------------------------------------------------ */
-
-/* Ring stores reach memory before the MMIO store that publishes them. */
-static inline void wmb_io(void)
-{
-#if defined(__riscv)
-	__asm__ volatile("fence w,o" ::: "memory");
-#else
-	__sync_synchronize();
-#endif
-}
-
-/* Ring loads after the MMIO load of the write pointer that showed them. */
-static inline void rmb_io(void)
-{
-#if defined(__riscv)
-	__asm__ volatile("fence i,r" ::: "memory");
-#else
-	__sync_synchronize();
-#endif
-}
-
-/* Ring loads done before the MMIO store that gives their space back. */
-static inline void release_io(void)
-{
-#if defined(__riscv)
-	__asm__ volatile("fence r,o" ::: "memory");
-#else
-	__sync_synchronize();
-#endif
-}
 
 static inline uint64_t reg_read(struct accio_qp *qp, unsigned int off)
 {
@@ -484,7 +454,7 @@ static int poll_recv(struct accio_qp *qp, struct ibv_wc *wc, int ne)
 		if (rptr == wptr)
 			return 0;
 	}
-	rmb_io();
+	rmb_io_inline();
 	while (rptr != wptr && n < ne) {
 		const uint8_t *rec = qp->rx + (rptr & (qp->rx_bytes - 1));
 		uint32_t saddr;
