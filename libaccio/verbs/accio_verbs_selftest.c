@@ -275,8 +275,15 @@ int main(int argc, char **argv)
 	check(st == EACCES, "map-foreign-row", "child got %d", st);
 	err = raw_create_qp(&r, row, 0, &raw);
 	check(!err && raw.qp_num >= 16, "qp-own-row", "got %d", err);
-	if (!err)
+	if (!err) {
+		struct ibv_qp raw2;
+		int err2 = raw_create_qp(&r, row, 0, &raw2);
+
+		check(err2 == EBUSY, "qp-row-once", "got %d", err2);
+		if (!err2)
+			ibv_cmd_destroy_qp(&raw2);
 		ibv_cmd_destroy_qp(&raw);
+	}
 	close(row);
 	close(sock);
 

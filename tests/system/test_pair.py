@@ -174,7 +174,7 @@ def test_hardware_verbs_refusals_and_a_qp_out_of_another_process_reach():
     out = r.output
     assert r.rc == 0 and "rc=0" in out and "PASS: 0 failed" in out, out + r.console[-2000:]
     assert "FAIL" not in out, out
-    for name in ("qp-foreign-row", "map-foreign-row", "post-from-another-process",
+    for name in ("qp-foreign-row", "map-foreign-row", "qp-row-once", "post-from-another-process",
                  "send-after-foreign-post", "qp-rc-refused", "qp-ud-once", "row-roce-once"):
         assert f"ok {name}\n" in out, (name, out)
     counts = [int(x) for x in re.findall(r"^malformed=(\d+)$", out, re.M)]
