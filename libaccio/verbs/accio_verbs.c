@@ -221,8 +221,7 @@ static int accio_dealloc_pd(struct ibv_pd *pd)
 	return 0;
 }
 
-/* The data path copies with the CPU: the kernel checks the range, hands out
- * a key and pins nothing. */
+/* The data path copies with the CPU: the kernel hands out a key, pins nothing. */
 static struct ibv_mr *accio_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 				   uint64_t hca_va, int access)
 {
