@@ -28,7 +28,11 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_ether.h>
+#if __has_include(<rte_ip4.h>)
 #include <rte_ip4.h>
+#else
+#include <rte_ip.h>		/* DPDK before 24.11 */
+#endif
 #include <rte_mbuf.h>
 #include <rte_memzone.h>
 #include <rte_ring.h>
@@ -162,7 +166,7 @@ static int run_dispatcher(int workers, rte_be32_t ip, uint64_t count, uint64_t i
 	struct rte_mbuf *ms[BURST];
 	struct shared *sh;
 	uint64_t sent = 0, other = 0, full = 0;
-	uint16_t port = 0;
+	uint16_t port = 0, nrx = 256, ntx = 256;
 	int next = 0, rc;
 
 	if (rte_eth_dev_count_avail() == 0) {
@@ -187,9 +191,11 @@ static int run_dispatcher(int workers, rte_be32_t ip, uint64_t count, uint64_t i
 	memset(sh, 0, sizeof(*sh));
 	rc = rte_eth_dev_configure(port, 1, 1, &conf);
 	if (rc == 0)
-		rc = rte_eth_rx_queue_setup(port, 0, 256, rte_eth_dev_socket_id(port), NULL, pool);
+		rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx);
 	if (rc == 0)
-		rc = rte_eth_tx_queue_setup(port, 0, 256, rte_eth_dev_socket_id(port), NULL);
+		rc = rte_eth_rx_queue_setup(port, 0, nrx, rte_eth_dev_socket_id(port), NULL, pool);
+	if (rc == 0)
+		rc = rte_eth_tx_queue_setup(port, 0, ntx, rte_eth_dev_socket_id(port), NULL);
 	if (rc == 0)
 		rc = rte_eth_dev_start(port);
 	if (rc) {

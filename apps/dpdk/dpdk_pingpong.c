@@ -14,7 +14,12 @@
  * 200 ms. Every reply's addresses, ports, length and payload are checked.
  *
  * Prints the keys udp_pingpong prints: size, datagrams, bad, rtt_*_us,
- * elapsed_us and cpu_busy_pct (100: the thread never sleeps).
+ * elapsed_us and cpu_busy_pct (100: the thread never sleeps). Where the
+ * port gives the NIC's timestamps (RX timestamp offload and timesync's TX
+ * timestamp, as net_accio does), each round trip's NIC-to-NIC time
+ * RTT_hw = RX stamp of the reply - TX stamp of the request is taken too,
+ * and the client's processing time RTT_sw - RTT_hw is printed as
+ * hw_samples, rtt_hw_avg_us, proc_p50_us, proc_p99_us and proc_cdf_us.
  * Exit status: 0 when every reply came back intact, 1 otherwise, 2 on a
  * setup error (no port, no memory, no ARP reply, no echo).
  */
@@ -31,8 +36,13 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_ether.h>
+#if __has_include(<rte_ip4.h>)
 #include <rte_ip4.h>
+#else
+#include <rte_ip.h>		/* DPDK before 24.11 */
+#endif
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_udp.h>
 
 #define NB_DESC 256
@@ -48,6 +58,10 @@ struct ctx {
 	rte_be32_t ip, peer_ip;
 	uint16_t lport, rport;
 	int have_peer;
+	int ts_offset;		/* RX timestamp dynfield, -1: none */
+	uint64_t ts_flag;
+	int tx_ts;		/* the port gives TX timestamps */
+	uint64_t rx_ts;		/* RX stamp of the last reply, 0: none */
 };
 
 static uint64_t now_ns(void)
@@ -155,6 +169,9 @@ static int poll_reply(struct ctx *c, uint8_t *buf, int cap)
 				got = -2;
 			else
 				memcpy(buf, uh + 1, got = len);
+			if (got >= 0 && c->ts_offset >= 0 && (m->ol_flags & c->ts_flag))
+				c->rx_ts = *RTE_MBUF_DYNFIELD(m, c->ts_offset,
+							      rte_mbuf_timestamp_t *);
 		}
 		rte_pktmbuf_free(m);
 	}
@@ -198,6 +215,7 @@ static int port_init(struct ctx *c)
 {
 	struct rte_eth_conf conf = { 0 };
 	struct rte_eth_dev_info info;
+	uint16_t nrx = NB_DESC, ntx = NB_DESC;
 	int rc;
 
 	if (rte_eth_dev_count_avail() == 0) {
@@ -206,14 +224,19 @@ static int port_init(struct ctx *c)
 		return -1;
 	}
 	c->port = 0;
+	c->ts_offset = -1;
 	rc = rte_eth_dev_info_get(c->port, &info);
+	if (rc == 0 && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP))
+		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
 	if (rc == 0)
 		rc = rte_eth_dev_configure(c->port, 1, 1, &conf);
 	if (rc == 0)
-		rc = rte_eth_rx_queue_setup(c->port, 0, NB_DESC, rte_eth_dev_socket_id(c->port),
+		rc = rte_eth_dev_adjust_nb_rx_tx_desc(c->port, &nrx, &ntx);
+	if (rc == 0)
+		rc = rte_eth_rx_queue_setup(c->port, 0, nrx, rte_eth_dev_socket_id(c->port),
 					    NULL, c->pool);
 	if (rc == 0)
-		rc = rte_eth_tx_queue_setup(c->port, 0, NB_DESC, rte_eth_dev_socket_id(c->port),
+		rc = rte_eth_tx_queue_setup(c->port, 0, ntx, rte_eth_dev_socket_id(c->port),
 					    NULL);
 	if (rc == 0)
 		rc = rte_eth_dev_start(c->port);
@@ -225,6 +248,29 @@ static int port_init(struct ctx *c)
 		return -1;
 	}
 	rte_eth_promiscuous_enable(c->port);
+	if (conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_TIMESTAMP) {
+		c->ts_offset = rte_mbuf_dynfield_lookup(RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
+		rc = rte_mbuf_dynflag_lookup(RTE_MBUF_DYNFLAG_RX_TIMESTAMP_NAME, NULL);
+		if (c->ts_offset < 0 || rc < 0)
+			c->ts_offset = -1;
+		else
+			c->ts_flag = 1ull << rc;
+	}
+	c->tx_ts = c->ts_offset >= 0 && rte_eth_timesync_enable(c->port) == 0;
+	return 0;
+}
+
+/* The NIC's send stamp of the last request, 0 when the port gives none:
+ * its completion was posted before the reply came. */
+static uint64_t tx_stamp(struct ctx *c)
+{
+	struct timespec ts;
+
+	if (!c->tx_ts)
+		return 0;
+	for (int i = 0; i < 1000; i++)
+		if (rte_eth_timesync_read_tx_timestamp(c->port, &ts) == 0)
+			return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 	return 0;
 }
 
@@ -242,7 +288,8 @@ int main(int argc, char **argv)
 	long count = 1000, bad = 0;
 	uint8_t out[1472], in[1472];
 	struct in_addr a;
-	uint64_t *rtt, t0, start, end;
+	uint64_t *rtt, *proc, t0, start, end, hw_sum = 0;
+	long hw_n = 0;
 
 	eal = rte_eal_init(argc, argv);
 	if (eal < 0) {
@@ -273,9 +320,10 @@ int main(int argc, char **argv)
 	if (!c.peer_ip || !c.ip || size < 1 || size > (int)sizeof(out) || count < 1)
 		usage();
 	rtt = calloc(count, sizeof(*rtt));
+	proc = calloc(count, sizeof(*proc));
 	c.pool = rte_pktmbuf_pool_create("pp", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 					 rte_socket_id());
-	if (!rtt || !c.pool) {
+	if (!rtt || !proc || !c.pool) {
 		fprintf(stderr, "dpdk_pingpong: no memory for mbufs: %s\n",
 			rte_strerror(rte_errno));
 		return 2;
@@ -322,6 +370,7 @@ int main(int argc, char **argv)
 	/* a late echo of the warm-up must not be taken for a reply */
 	for (t0 = now_ns(); now_ns() - t0 < 300000000ull; )
 		poll_reply(&c, in, sizeof(in));
+	tx_stamp(&c);	/* the warm-up's stamps are not a round trip's */
 
 	start = now_ns();
 	for (long i = 0; i < count; i++) {
@@ -336,6 +385,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "dpdk_pingpong: mbuf pool empty\n");
 			return 2;
 		}
+		c.rx_ts = 0;
 		t0 = now_ns();
 		send_one(&c, m);
 		while ((got = poll_reply(&c, in, sizeof(in))) == -1) {
@@ -343,6 +393,15 @@ int main(int argc, char **argv)
 				break;
 		}
 		rtt[i] = now_ns() - t0;
+		if (got >= 0 && c.tx_ts) {
+			uint64_t tx = tx_stamp(&c);
+
+			/* RTT_hw from the NIC's stamps; processing = RTT_sw - RTT_hw */
+			if (tx && c.rx_ts > tx && c.rx_ts - tx <= rtt[i]) {
+				hw_sum += c.rx_ts - tx;
+				proc[hw_n++] = rtt[i] - (c.rx_ts - tx);
+			}
+		}
 		if (got != size || memcmp(in, out, size)) {
 			bad++;
 			if (!quiet)
@@ -357,8 +416,19 @@ int main(int argc, char **argv)
 	printf("rtt_p50_us=%.1f\nrtt_p90_us=%.1f\nrtt_p99_us=%.1f\nrtt_max_us=%.1f\n",
 	       rtt[count / 2] / 1e3, rtt[count * 90 / 100] / 1e3, rtt[count * 99 / 100] / 1e3,
 	       rtt[count - 1] / 1e3);
-	printf("rtt_hw_avg_us=n/a\nelapsed_us=%llu\ncpu_busy_pct=100.0\n",
-	       (unsigned long long)((end - start) / 1000));
+	if (hw_n) {
+		qsort(proc, hw_n, sizeof(*proc), cmp_u64);
+		printf("hw_samples=%ld\nrtt_hw_avg_us=%.1f\nproc_p50_us=%.1f\nproc_p99_us=%.1f\n",
+		       hw_n, hw_sum / 1e3 / hw_n, proc[hw_n / 2] / 1e3, proc[hw_n * 99 / 100] / 1e3);
+		/* the distribution: percentiles 1, 5, 10, ..., 95, 99, 100 */
+		printf("proc_cdf_us=%.1f", proc[hw_n / 100] / 1e3);
+		for (int i = 5; i < 100; i += 5)
+			printf(",%.1f", proc[hw_n * i / 100] / 1e3);
+		printf(",%.1f,%.1f\n", proc[hw_n * 99 / 100] / 1e3, proc[hw_n - 1] / 1e3);
+	} else {
+		printf("rtt_hw_avg_us=n/a\n");
+	}
+	printf("elapsed_us=%llu\ncpu_busy_pct=100.0\n", (unsigned long long)((end - start) / 1000));
 	rte_eth_dev_stop(c.port);
 	rte_eth_dev_close(c.port);
 	rte_eal_cleanup();
