@@ -47,7 +47,7 @@ linux: bootstrap regmap-check
 userspace: sources
 	@bash scripts/build-userspace.sh
 
-image: userspace
+image: userspace venv
 	@bash scripts/build-image.sh
 
 build: qemu linux image

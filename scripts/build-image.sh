@@ -78,6 +78,25 @@ if [ "$rc" = 0 ]; then
 		make -s -C "$ROOT/apps/dpdk" OUT="$B/apps/dpdk" SYSROOT="$sysroot"
 	fi
 fi
+# DPDK 22.11 LTS from Debian's source with its driver SDK (scripts/build-dpdk.sh)
+# and, built against it, the Accio NIC's own poll-mode driver and the DPDK
+# programs (apps/dpdk/net_accio): a tree for /opt/dpdk in build/apps/dpdk-pmd
+# that tests and eval add to a run, with Debian's libatomic1
+# (buildroot-config/dpdk-pmd-packages.txt).
+# Without the archive (exit status 3) and no source fetched before, it is
+# left out, loudly; build/dpdk-pmd-unavailable says why.
+rm -f "$B/dpdk-pmd-unavailable"
+src=0
+"$ROOT/scripts/build-dpdk.sh" 2>"$B/dpdk-pmd.err" || src=$?
+cat "$B/dpdk-pmd.err" >&2
+if [ "$src" = 3 ]; then
+	log "WARNING: Debian's archive is unavailable; no DPDK poll-mode driver"
+	cp "$B/dpdk-pmd.err" "$B/dpdk-pmd-unavailable"
+elif [ "$src" != 0 ]; then
+	exit "$src"
+else
+	make -s -C "$ROOT/apps/dpdk/net_accio" OUT="$B/apps/dpdk-pmd" DPDK="$B/dpdk"
+fi
 # The verbs provider (libaccio/verbs: libibverbs' "accio" driver, its data
 # path an ICT row), compiled against rdma-core's provider API (Debian's
 # rdma-core source) and Debian's riscv64 libibverbs, goes into the image at

@@ -1,0 +1,177 @@
+"""DPDK's own poll-mode driver of the Accio NIC (net_accio, apps/dpdk/net_accio)
+on DPDK 22.11 built from Debian's source (scripts/build-dpdk.sh): the NIC is
+handed to user space through UIO (kernel 0021's accio-nic-uio, bound with
+driver_override by accio-nic-uio.sh), DPDK posts its hugepage mbufs to the
+NIC by physical address, and no kernel is on the data path. Between two
+SoCs on one wire; the other SoC runs Linux sockets."""
+import os
+import re
+
+import pytest
+
+import accio
+from conftest import ROOT, debian_unavailable
+
+TIMEOUT = 500
+TREE = os.path.join(ROOT, "build", "apps", "dpdk-pmd", "opt", "dpdk")
+ADD = [(TREE, "/opt/dpdk")]
+PKGS = accio.read_pkg_list(os.path.join(ROOT, "buildroot-config", "dpdk-pmd-packages.txt"))
+BIN = "/opt/dpdk/bin"
+PMD = "-d /opt/dpdk/lib/accio/librte_net_accio.so"
+EAL = f"--no-pci --in-memory {PMD} --vdev net_accio0"
+HUGE = ("mkdir -p /dev/hugepages && mount -t hugetlbfs none /dev/hugepages && "
+        "echo 64 > /proc/sys/vm/nr_hugepages")
+# the NIC to user space: prints its UIO device
+TO_UIO = f"{BIN}/accio-nic-uio.sh uio"
+CTRL = "devmem 0x10200008 64"      # the NIC's CTRL register (bit 0: ENABLE)
+
+
+def pmd_unavailable():
+    """Why the DPDK tree with net_accio was not built, or None."""
+    why = debian_unavailable()
+    path = os.path.join(ROOT, "build", "dpdk-pmd-unavailable")
+    if why is None and os.path.exists(path):
+        with open(path) as f:
+            why = "DPDK 22.11 could not be built from Debian's source: " + \
+                " ".join(f.read().split())[:400]
+    if why is None and not os.path.exists(os.path.join(TREE, "lib", "accio",
+                                                       "librte_net_accio.so")):
+        why = "build/apps/dpdk-pmd has no net_accio (make image)"
+    return why
+
+
+pytestmark = pytest.mark.skipif(pmd_unavailable() is not None, reason=str(pmd_unavailable()))
+
+
+def kv(text):
+    return dict(re.findall(r"^(\w+)=(\S+)$", text, re.M))
+
+
+def echo_client(n):
+    """Linux sockets on the client SoC: wait for the server's echo (its DPDK
+    setup takes seconds), then n datagrams of 16..1472 B, every byte checked."""
+    return ("(for i in $(seq 60); do udp_echo_client -s 10.0.3.1 -p 7000 -n 1 -t 1000 -r 0 -q "
+            ">/dev/null && exit 0; done; exit 1) && "
+            f"udp_echo_client -s 10.0.3.1 -p 7000 -n {n} -m 16 -M 1472 -t 2000 -r 0 -q; "
+            "echo echo_rc=$?")
+
+
+def test_pmd_testpmd_forwards_between_two_socs():
+    """dpdk-testpmd on net_accio swaps each frame's addresses and ports
+    (5tswap) and sends it back; the other SoC's Linux echo client checks
+    every byte of 300 datagrams of 16..1472 B; testpmd's port statistics
+    come from the PMD (RX and TX counted, no error, nothing missed)."""
+    server = (f"{HUGE} && {TO_UIO} && sleep 1000 | LD_LIBRARY_PATH=/opt/dpdk/lib "
+              f"{BIN}/dpdk-testpmd -l 0,1 {EAL} -- --forward-mode=5tswap --auto-start "
+              "--rxd=64 --txd=64 --total-num-mbufs=4096 --stats-period 1")
+    client = "arp -s 10.0.3.1 52:54:00:ac:c1:01 && " + echo_client(300)
+    rs, rc = accio.run_pair(server, client, pkgs=PKGS, add=ADD, timeout=TIMEOUT, grace=3)
+    assert rc.rc == 0 and "echo_rc=0" in rc.output, rc.output + "\n--server--\n" + rs.output
+    assert "ok=300" in rc.output and "bad=0" in rc.output, rc.output
+    out = rs.output
+    assert "/dev/uio0" in out, out
+    assert re.search(r"Port 0: .*52:54:00:AC:C1:01", out, re.I), out
+    rx = [int(x) for x in re.findall(r"RX-packets:\s*(\d+)", out)]
+    tx = [int(x) for x in re.findall(r"TX-packets:\s*(\d+)", out)]
+    assert rx and tx and max(rx) >= 301 and max(tx) >= 301, out[-3000:]
+    missed = [int(x) for x in re.findall(r"RX-missed:\s*(\d+)", out)]
+    errs = [int(x) for x in re.findall(r"TX-errors:\s*(\d+)", out)]
+    assert missed and max(missed) == 0 and errs and max(errs) == 0, out[-3000:]
+
+
+def test_pmd_pingpong_with_nic_timestamps_then_the_kernel_takes_the_nic_back():
+    """dpdk_pingpong on net_accio against a Linux udp_echo on the other SoC:
+    every echo checked, and each round trip has both NIC timestamps (RX
+    offload and timesync's TX stamp), so the client's processing time is
+    exact. Then the NIC goes back to the kernel's netdev driver and Linux
+    sockets on it work again."""
+    server = "udp_echo -p 7000"
+    pp = f"{BIN}/dpdk_pingpong -l 1 {EAL} -- -s 10.0.3.1 -l 10.0.3.2 -p 7000"
+    client = (f"{HUGE} && {TO_UIO} && {pp} -m 64 -n 300 -q; echo pp64_rc=$?; "
+              f"{pp} -m 1400 -n 100 -q; echo pp1400_rc=$?; "
+              f"echo ctrl_after=$({CTRL}); "
+              f"{BIN}/accio-nic-uio.sh kernel && ip addr add 10.0.3.2/24 dev eth0 && "
+              "ip link set eth0 up && sleep 1 && "
+              "udp_echo_client -s 10.0.3.1 -p 7000 -n 50 -m 16 -M 1472 -t 2000 -r 2 -q; "
+              "echo kernel_rc=$?")
+    rs, rc = accio.run_pair(server, client, pkgs=PKGS, add=ADD, timeout=TIMEOUT)
+    out = rc.output
+    assert rc.rc == 0, out + rc.console[-2000:]
+    assert "pp64_rc=0" in out and "pp1400_rc=0" in out, out
+    assert "size=64 datagrams=300 bad=0" in out and "size=1400 datagrams=100 bad=0" in out, out
+    # every round trip had both NIC stamps; processing is RTT_sw - RTT_hw
+    samples = [int(x) for x in re.findall(r"^hw_samples=(\d+)", out, re.M)]
+    assert samples == [300, 100], out
+    p50 = [float(x) for x in re.findall(r"^proc_p50_us=(\S+)", out, re.M)]
+    hw = [float(x) for x in re.findall(r"^rtt_hw_avg_us=(\S+)", out, re.M)]
+    rtt = [float(x) for x in re.findall(r"^rtt_p50_us=(\S+)", out, re.M)]
+    assert all(0 < x for x in p50) and all(0 < x for x in hw), out
+    assert all(p < r for p, r in zip(p50, rtt)), out
+    # the PMD stopped the NIC when it closed the port
+    assert re.search(r"^ctrl_after=0x0+$", out, re.M), out
+    assert "kernel_rc=0" in out and "ok=50" in out, out
+
+
+def test_pmd_dispatcher_hands_datagrams_to_four_worker_processes():
+    """The multiplexing design on net_accio: the dispatcher (EAL primary)
+    owns the NIC, hands datagrams round-robin to 4 worker processes through
+    rte_rings in shared hugepage memory (the workers attach to the port as
+    secondaries but move no frame); every byte of 400 datagrams checked by
+    the other SoC's Linux echo client, each worker echoed its quarter."""
+    eal = f"--no-pci {PMD} --vdev net_accio0"
+    workers = " ".join(
+        f"{BIN}/dpdk_dispatch --proc-type=secondary --no-pci {PMD} "
+        f"--lcores={w + 1}@{w % 3 + 1} -- -w {w} > /tmp/w{w}.out 2>&1 &" for w in range(4))
+    server = (f"{HUGE} && {TO_UIO} && "
+              f"({BIN}/dpdk_dispatch -l 0 {eal} -- -T 4 -l 10.0.3.1 -I 3 > /tmp/d.out 2>&1; "
+              "echo dispatch_rc=$? >> /tmp/d.out) & "
+              "for i in $(seq 100); do grep -q 'dispatcher ready' /tmp/d.out && break; "
+              f"sleep 0.2; done; {workers} wait; cat /tmp/d.out /tmp/w*.out")
+    client = echo_client(400)
+    rs, rc = accio.run_pair(server, client, pkgs=PKGS, add=ADD, timeout=TIMEOUT, grace=15)
+    assert rc.rc == 0 and "echo_rc=0" in rc.output, rc.output + "\n--server--\n" + rs.output
+    assert "ok=400" in rc.output and "bad=0" in rc.output, rc.output
+    out = rs.output
+    assert rs.rc == 0 and "dispatch_rc=0" in out and "workers_ready=4" in out, out
+    handed = [int(x) for x in re.findall(r"^handed_w\d=(\d+)", out, re.M)]
+    echoed = [int(x) for x in re.findall(r"^worker=\d echoed=(\d+) dropped=0$", out, re.M)]
+    assert len(handed) == 4 and len(echoed) == 4, out
+    assert sum(echoed) >= 401 and min(echoed) >= 100, out
+
+
+def test_pmd_bad_input_gives_clear_errors_and_a_killed_process_stops_the_nic():
+    """net_accio's refusals name the problem and nothing hangs: no NIC bound
+    to UIO, a bad uio= argument, no hugepages (IOVAs are not physical). A
+    DPDK process killed with SIGKILL while the NIC is enabled leaves it
+    disabled (the UIO driver's release), and the next run works."""
+    pp = f"{BIN}/dpdk_pingpong -l 1"
+    args = "-- -s 10.0.2.2 -l 10.0.2.15 -n 5"
+    client = (
+        f"{HUGE}; "
+        f"{pp} {EAL} {args}; echo nouio_rc=$?; "
+        f"{TO_UIO}; "
+        f"{pp} --no-pci --in-memory {PMD} --vdev net_accio0,uio=/etc/passwd {args}; "
+        "echo badarg_rc=$?; "
+        f"{pp} --no-pci --in-memory {PMD} --vdev net_accio0,uio=/dev/uio7 {args}; "
+        "echo nodev_rc=$?; "
+        f"{pp} --no-huge --no-pci {PMD} --vdev net_accio0 {args}; echo nohuge_rc=$?; "
+        # a run that spins waiting for ARP replies that never come (no peer
+        # on this wire at 10.0.2.99), killed while the NIC is enabled
+        f"({pp} {EAL} -- -s 10.0.2.99 -l 10.0.2.15 > /tmp/k.out 2>&1 &); "
+        f"for i in $(seq 50); do v=$({CTRL}); [ \"$v\" != 0x0000000000000000 ] && break; "
+        "sleep 0.1; done; echo ctrl_running=$v; "
+        "pkill -9 dpdk_pingpong; sleep 1; "
+        f"echo ctrl_killed=$({CTRL}); "
+        f"{pp} {EAL} -- -s 10.0.2.2 -l 10.0.2.15 -n 20 -q; echo again_rc=$?")
+    r = accio.run(client, pkgs=PKGS, add=ADD, timeout=TIMEOUT)
+    out = r.output
+    assert r.rc == 0, out
+    assert "nouio_rc=2" in out and "no Accio NIC is bound to UIO" in out, out
+    assert "badarg_rc=2" in out and "uio= takes a /dev/uioN path" in out, out
+    assert "nodev_rc=2" in out and "/dev/uio7 is not the UIO device of an Accio NIC" in out, out
+    assert "nohuge_rc=2" in out and "IOVAs are not physical" in out, out
+    assert re.search(r"^ctrl_running=0x0+[1-9a-f]$", out, re.M), out
+    assert re.search(r"^ctrl_killed=0x0+$", out, re.M), out
+    # the user-mode network's gateway answers ARP but has no echo server:
+    # the port came up again and resolved the peer
+    assert "again_rc=2" in out and "no echo from the server" in out, out
