@@ -23,7 +23,15 @@ wire, each SoC with its Accio NIC and uncore.
               net_af_xdp, zero copy: the NIC's driver runs XDP natively and
               the NIC DMAs into and out of DPDK's mbufs (the kernel still
               moves the descriptors, and each send is a sendto kick);
-              server: udp_echo on Linux sockets. Runs last (it takes eth0).
+              server: udp_echo on Linux sockets. Runs after the others (it
+              takes eth0).
+  dpdk        the same dpdk_pingpong built against DPDK 22.11 (Debian's
+              source, scripts/build-dpdk.sh) on net_accio, the Accio NIC's
+              own poll-mode driver (apps/dpdk/net_accio): the NIC is handed
+              to user space through UIO (kernel 0021) and DMAs to and from
+              DPDK's hugepage mbufs, no kernel on the path; its NIC
+              timestamps give the processing time. Runs last (the kernel
+              gives the NIC up).
 
 usage: python3 eval/bench_baselines.py [--sizes 64,256,1024] [--count N]
                                        [--hart 1] [--json FILE]
@@ -56,6 +64,11 @@ DPDK_PREP = ("mkdir -p /dev/hugepages /sys/fs/bpf /var/run && "
 DPDK_EAL = ("--no-pci --in-memory --vdev net_af_xdp0,iface=eth0,"
             "xdp_prog=/usr/lib/riscv64-linux-gnu/bpf/xsk_def_xdp_prog_5.3.o")
 DPDK = [("dpdk-afxdp", 7000)]
+PMD_PKGS = accio.read_pkg_list(os.path.join(ROOT, "buildroot-config", "dpdk-pmd-packages.txt"))
+PMD_ADD = [(os.path.join(ROOT, "build", "apps", "dpdk-pmd", "opt", "dpdk"), "/opt/dpdk")]
+PMD_PREP = "/opt/dpdk/bin/accio-nic-uio.sh uio"
+PMD_EAL = "--no-pci --in-memory -d /opt/dpdk/lib/accio/librte_net_accio.so --vdev net_accio0"
+PMD = [("dpdk", 7000)]
 PRELOAD = "LD_PRELOAD=/usr/lib/libaccio.so"
 # (name, client environment, server port): the server SoC answers the Linux
 # client with a plain udp_echo and the libaccio clients with one under libaccio
@@ -103,6 +116,15 @@ def scripts(sizes, count, hart, only=None):
             cli.append(f"echo @@{name}:{size}@@; {cpu}; dpdk_pingpong -l {hart} {DPDK_EAL} -- "
                        f"-s 10.0.3.1 -l 10.0.3.2 -p {port} -m {size} -n {count} -q 2>&1 | "
                        f"grep -E '^(rtt_p50_us|rtt_p99_us)=|bad=|dpdk_pingpong:'; {cpu}")
+    pmd = [c for c in PMD if not only or c[0] in only]
+    if pmd:
+        cli.append(("" if dpdk else DPDK_PREP + "; ") + PMD_PREP)
+    for size in sizes:
+        for name, port in pmd:
+            cli.append(f"echo @@{name}:{size}@@; {cpu}; /opt/dpdk/bin/dpdk_pingpong -l {hart} "
+                       f"{PMD_EAL} -- -s 10.0.3.1 -l 10.0.3.2 -p {port} -m {size} -n {count} "
+                       f"-q 2>&1 | grep -E '^(rtt_p50_us|rtt_p99_us|proc_p50_us|proc_p99_us)=|"
+                       f"bad=|dpdk_pingpong:|net_accio:'; {cpu}")
     return "\n".join(srv + ["wait"]), "\n".join(cli)
 
 
@@ -149,17 +171,20 @@ def main():
     sizes = [int(s) for s in a.sizes.split(",")]
     server, client = scripts(sizes, a.count, a.hart,
                              a.only.split(",") if a.only else None)
-    dpdk = not a.only or "dpdk-afxdp" in a.only
+    only = a.only.split(",") if a.only else []
+    dpdk = not only or "dpdk-afxdp" in only
+    pmd = not only or "dpdk" in only
     rs, rc = accio.run_pair(server, client, timeout=3000,
-                            pkgs=RDMA_PKGS + (DPDK_PKGS if dpdk else []),
-                            add=DPDK_ADD if dpdk else [])
+                            pkgs=RDMA_PKGS + (DPDK_PKGS if dpdk else []) +
+                            (PMD_PKGS if pmd else []),
+                            add=(DPDK_ADD if dpdk else []) + (PMD_ADD if pmd else []))
     if rc.rc != 0:
         sys.exit("client SoC failed:\n" + rc.output[-3000:])
     res = parse(rc.output, a.hart)
     print(f"| contender | size | RTT p50 / p99 (µs) | client processing p50 / p99 (µs) | "
           f"CPU busy, client hart {a.hart} |")
     print("|---|---:|---|---|---:|")
-    for name in [c[0] for c in UDP + RXE + [v[:1] for v in VERBS] + DPDK if not a.only or c[0] in a.only.split(",")]:
+    for name in [c[0] for c in UDP + RXE + [v[:1] for v in VERBS] + DPDK + PMD if not a.only or c[0] in a.only.split(",")]:
         for size in sizes:
             r = res.get(name, {}).get(size)
             if not r or "rtt_p50" not in r:
