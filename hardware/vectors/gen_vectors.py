@@ -705,9 +705,8 @@ def roce_frame(src, sport, dst, payload, good=True, **kw):
     return udp_frame(src, sport, dst, ROCE_PORT, payload[:-4] + icrc, **kw)
 
 
-def v_model_roce():
-    v = Vec("RoCEv2 rows: the engine fills the ICRC on transmit and checks it on receive "
-            "(the C model's; the RTL does not implement STATE.ROCE yet)")
+def v_roce():
+    v = Vec("RoCEv2 rows: the engine fills the ICRC on transmit and checks it on receive")
     v.w(g("CTRL"), 1)
     rx_base, tx_base, size = MEM + 0x10000, MEM + 0x20000, 4096
     roce = state(ENABLED=1, ACCEL=1, ROCE=1)
@@ -719,6 +718,8 @@ def v_model_roce():
     deth = struct.pack("!IBBH", 0x11111111, 0, 0, 0x12)
     pls = [bth + deth + bytes(rng.randrange(256) for _ in range(n)) + b"\0" * 4 for n in (4, 64, 1024)]
     pls.append(bytes(range(16)))  # the shortest datagram with a BTH and an ICRC
+    # an ICRC across two 8-byte words of the payload (its offset 29 mod 8 is 5)
+    pls.append(bth + deth + bytes(rng.randrange(256) for _ in range(9)) + b"\0" * 4)
     v.c("transmit: the payload's last 4 bytes (zero in the ring) become the ICRC")
     ring = b"".join(tx_record(pl, dport=ROCE_PORT, dip=PEER) for pl in pls)
     ring += tx_record(b"short", dport=ROCE_PORT, dip=PEER)
@@ -756,6 +757,13 @@ def v_model_roce():
     v.rx(bad, "consumed")
     v.r(row(4, "RX_PKTS"), 1)
     v.r(g("RX_MALFORMED"), 2)
+    v.c("the MMIO window of a RoCEv2 row: its message gets the ICRC too")
+    program_row(v, 5, LOCAL, 4793, PEER, ROCE_PORT, st=roce)
+    msg = struct.pack("<Q", len(pls[4])) + pls[4] + b"\0" * (-len(pls[4]) % 8)
+    for off in range(0, len(msg), 8):
+        v.raw(f"store 0x{row(5, 'MMIO_TX') + off:x} 8 0x{int.from_bytes(msg[off:off + 8], 'little'):x} user 7")
+    v.tx(roce_frame(LOCAL, 4793, PEER, pls[4], dmac=PEER_MAC, smac=STATION, ident=len(pls) + 2))
+    v.r(row(5, "TX_PKTS"), 1)
     return v
 
 
@@ -768,7 +776,7 @@ VECTORS = {
     "tx_engine.vec": v_tx_engine,
     "ready_queue.vec": v_ready_queue,
     "events.vec": v_events,
-    "model_roce.vec": v_model_roce,
+    "roce.vec": v_roce,
 }
 
 

@@ -91,6 +91,7 @@ class AccioUncore(val p: UncoreParams) extends Module {
   ict.io.rip := rx.io.rip
   ict.io.rport := rx.io.rport
   rx.io.hit := ict.io.hit
+  rx.io.hitRoce := ict.io.shadow(ict.io.hit.bits).roce
   io.dma.aw <> rx.io.axi.aw
   io.dma.w <> rx.io.axi.w
   rx.io.axi.b <> io.dma.b

@@ -107,6 +107,7 @@ class RowShadow extends Bundle {
   def ownedBy(a: UInt): Bool = state(0) && !asidWide && asid === a
   def enabled: Bool = state(0)
   def live: Bool = state(0) && state(1)
+  def roce: Bool = F(state, Uncore.Row.STATE_ROCE) === 1.U
   def lip: UInt = F(local, Uncore.Row.LOCAL_IP)
   def lport: UInt = F(local, Uncore.Row.LOCAL_PORT)
   def proto: UInt = F(local, Uncore.Row.LOCAL_PROTO)

@@ -11,6 +11,7 @@ class TxCmd extends Bundle {
   val dip = UInt(32.W)
   val dport = UInt(16.W)
   val len = UInt(11.W) // payload bytes, at most 1472
+  val roce = Bool() // the row's STATE.ROCE: the last 4 payload bytes become the ICRC
 }
 
 /** One client of the TX header builder: the command, then ceil(len/8) payload words, then
@@ -25,7 +26,10 @@ class TxClient extends Bundle {
   * the Ethernet, IPv4 (DF, TTL 64, running identification) and UDP headers with both
   * checksums, and sends the frame on the AXI-Stream output. Serves its clients one datagram at
   * a time in fixed priority. `startTime` is `time` in the cycle the frame's first beat was
-  * taken by the MAC side: the frame's TX_TSTAMP, valid from `sent` until the next frame starts. */
+  * taken by the MAC side: the frame's TX_TSTAMP, valid from `sent` until the next frame starts.
+  * For a RoCEv2 row (`roce`, payload of 16 bytes or more) a pass over the frame computes the ICRC
+  * (`Icrc`) before the headers are built; it replaces the payload's last 4 bytes, and the UDP
+  * checksum covers it, as the model's send_datagram does. */
 class TxBuilder(nClients: Int) extends Module {
   val io = IO(new Bundle {
     val clients = Vec(nClients, Flipped(new TxClient))
@@ -36,7 +40,7 @@ class TxBuilder(nClients: Int) extends Module {
     val sent = Output(Bool()) // a frame's last beat left
     val startTime = Output(UInt(64.W))
   })
-  val sIdle :: sData :: sFin :: sHdr :: sSend :: Nil = Enum(5)
+  val sIdle :: sData :: sFin :: sHdr :: sSend :: sCrc :: sIcrc0 :: sIcrc1 :: Nil = Enum(8)
   val state = RegInit(sIdle)
   val owner = Reg(UInt(log2Ceil(nClients max 2).W))
   val cmd = Reg(new TxCmd)
@@ -45,6 +49,7 @@ class TxBuilder(nClients: Int) extends Module {
   val sum = Reg(UInt(32.W))
   val ipId = RegInit(0.U(16.W))
   val beat = Reg(UInt(9.W))
+  val crc = Reg(UInt(32.W))
   io.busy := state =/= sIdle
   io.sent := false.B
 
@@ -64,12 +69,14 @@ class TxBuilder(nClients: Int) extends Module {
     state := Mux(inCmd.len === 0.U, sFin, sData)
   }
   val nWords = (cmd.len +& 7.U) >> 3
+  val roceOn = cmd.roce && cmd.len >= Icrc.MinPayload.U
   val dinValid = VecInit(io.clients.map(_.data.valid))(owner)
   val dinBits = VecInit(io.clients.map(_.data.bits))(owner)
   when(state === sData && dinValid) {
     buf(words) := dinBits
     val base = words << 3
-    val en = (0 until 8).map(i => (base + i.U) < cmd.len)
+    // the ICRC's bytes are summed once it is known (sIcrc0)
+    val en = (0 until 8).map(i => (base + i.U) < cmd.len && !(roceOn && (base + i.U) >= cmd.len - 4.U))
     sum := sum + Csum.beat(dinBits, en)
     words := words + 1.U
     when(words + 1.U === nWords) { state := sFin }
@@ -77,7 +84,9 @@ class TxBuilder(nClients: Int) extends Module {
   val finValid = VecInit(io.clients.map(_.fin.valid))(owner)
   val finBits = VecInit(io.clients.map(_.fin.bits))(owner)
   when(state === sFin && finValid) {
-    state := Mux(finBits, sHdr, sIdle)
+    state := Mux(finBits, Mux(roceOn, sCrc, sHdr), sIdle)
+    crc := Icrc.Init.U(32.W)
+    beat := 1.U
   }
 
   // headers: 42 bytes, big-endian fields
@@ -99,6 +108,38 @@ class TxBuilder(nClients: Int) extends Module {
       be16(ulen) ++ be16(udpCsum)
   require(hdrBytes.length == 42)
   val hdr = RegInit(VecInit(Seq.fill(42)(0.U(8.W))))
+
+  // the ICRC pass: frame beats 1.. up to the ICRC, the headers as they will be sent (the fields
+  // the ICRC reads as ones, checksums included, do not matter yet)
+  val icrcAt = cmd.len +& 38.U // frame offset of the ICRC
+  val crcHdrBeat = VecInit((0 until 5).map(k => Cat((0 until 8).reverse.map(i => hdrBytes(8 * k + i).pad(8)))))
+  val crcLo = Mux(beat === 5.U, Cat(hdrBytes(41).pad(8), hdrBytes(40).pad(8), 0.U(48.W)), buf(beat - 6.U))
+  val crcBeat = Mux(beat < 5.U, crcHdrBeat(beat(2, 0)), (Cat(buf(beat - 5.U), crcLo) >> 48)(63, 0))
+  when(state === sCrc) {
+    crc := Icrc.beat(crc, crcBeat, beat << 3, icrcAt, "hff".U)
+    beat := beat + 1.U
+    when(((beat +& 1.U) << 3) >= icrcAt) { state := sIcrc0 }
+  }
+  // the ICRC into the payload's last 4 bytes (one or two words), and into the UDP sum
+  val icrc = ~crc
+  val icrcOff = cmd.len - 4.U
+  val icrcWord = icrcOff >> 3
+  val icrcShift = Cat(icrcOff(2, 0), 0.U(3.W))
+  val icrcMask = ("hffffffff".U(128.W) << icrcShift)(127, 0)
+  val icrcWin = ((Cat(buf(icrcWord + 1.U), buf(icrcWord)) & ~icrcMask) | (icrc.pad(128) << icrcShift))(127, 0)
+  when(state === sIcrc0) {
+    buf(icrcWord) := icrcWin(63, 0)
+    // payload byte j sits at an even UDP offset when j is even: the high byte of its word
+    sum := sum + (0 until 4).map { j =>
+      val b = icrc(8 * j + 7, 8 * j)
+      Mux((icrcOff + j.U)(0), b.pad(16), Cat(b, 0.U(8.W)))
+    }.map(_.pad(32)).reduce(_ +& _)
+    state := Mux(icrcOff(2, 0) > 4.U, sIcrc1, sHdr)
+  }
+  when(state === sIcrc1) {
+    buf(icrcWord + 1.U) := icrcWin(127, 64)
+    state := sHdr
+  }
   when(state === sHdr) {
     for (i <- 0 until 42) hdr(i) := hdrBytes(i)
     ipId := ipId + 1.U

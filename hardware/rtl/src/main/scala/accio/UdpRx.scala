@@ -13,6 +13,8 @@ import accio.regs.Uncore.Row
   * counted), ICT miss (passed, counted, optional event) or a row. For a row it checks the RX
   * ring's space and writes the record (16-byte header, payload realigned from the buffer) with
   * the DMA writer, then moves RX_WPTR, counts, and queues a sleeping reader on its hart.
+  * For a row with STATE.ROCE the RoCEv2 ICRC (`Icrc`) is computed on the way in too, and a
+  * datagram whose ICRC is wrong, or that has no room for one, is dropped as malformed.
   */
 class UdpRx(p: UncoreParams) extends Module with Sequencer {
   val io = IO(new Bundle {
@@ -27,6 +29,7 @@ class UdpRx(p: UncoreParams) extends Module with Sequencer {
     val rip = Output(UInt(32.W))
     val rport = Output(UInt(16.W))
     val hit = Input(Valid(UInt(p.rowBits.W)))
+    val hitRoce = Input(Bool()) // the hit row has STATE.ROCE
     val reg = new RegPort(p)
     val ev = Decoupled(new Event)
     val ready = Decoupled(new ReadyReq(p))
@@ -86,6 +89,7 @@ class UdpRx(p: UncoreParams) extends Module with Sequencer {
   val pendKeep = Reg(UInt(8.W))
   val ipSum = RegInit(0.U(32.W))
   val udpSum = RegInit(0.U(32.W))
+  val crc = RegInit(Icrc.Init.U(32.W)) // as if the IPv4 header were 20 bytes
   pend := io.in.fire
   when(io.in.fire) {
     pendData := io.in.bits.data
@@ -99,6 +103,8 @@ class UdpRx(p: UncoreParams) extends Module with Sequencer {
       pendKeep(i) && o(i) >= udpOff && (o(i) < udpOff +& 8.U || o(i) < udpOff +& ulen))
     ipSum := ipSum + Csum.beat(pendData, inIp)
     udpSum := udpSum + Csum.beat(pendData, inUdp)
+    // the UDP length is known from beat 5 on; the bytes before it are always covered
+    crc := Icrc.beat(crc, pendData, pendOff, Mux(pendOff < 40.U, "hffff".U, be16(38) +& 30.U), pendKeep)
   }
   when(state === sLastSum) { state := sDecide }
 
@@ -120,6 +126,10 @@ class UdpRx(p: UncoreParams) extends Module with Sequencer {
   val badUdp = ulen < 8.U || ulen =/= tot - ihl || ulen - 8.U > Consts.MaxPayload.U
   val pseudo = Seq(sip(31, 16), sip(15, 0), dip(31, 16), dip(15, 0), 17.U, ulen).map(_.pad(32)).reduce(_ +& _)
   val badCsum = ucsum =/= 0.U && Csum.fold(pseudo + udpSum) =/= "hffff".U
+  // the ICRC received: the UDP payload's last 4 bytes, least significant first
+  val icrcAt = ulen +& 30.U
+  val icrcRx = (Cat(buf((icrcAt >> 3) + 1.U), buf(icrcAt >> 3)) >> Cat(icrcAt(2, 0), 0.U(3.W)))(31, 0)
+  val badRoce = ihl =/= 20.U || ulen < (8 + Icrc.MinPayload).U || ~crc =/= icrcRx
 
   val row = Reg(UInt(p.rowBits.W))
   val recSip = Reg(UInt(32.W))
@@ -133,6 +143,7 @@ class UdpRx(p: UncoreParams) extends Module with Sequencer {
     state := sRecv
     ipSum := 0.U
     udpSum := 0.U
+    crc := Icrc.Init.U
     len := 0.U
     tooLong := false.B
   }
@@ -165,6 +176,9 @@ class UdpRx(p: UncoreParams) extends Module with Sequencer {
       io.incs.ictMiss := true.B
       io.verdict.bits := false.B
       state := Mux(io.missEvents, sMissEv, sPass)
+    }.elsewhen(io.hitRoce && badRoce) {
+      io.incs.rxMalformed := true.B // not RoCEv2, or a wrong ICRC
+      finish()
     }.otherwise {
       state := sRdBase
     }

@@ -25,6 +25,23 @@ object Ref {
     (macBytes(dmac) ++ macBytes(smac) ++ Seq[Byte](0x08, 0x00) ++ ip ++ udp).toArray
   }
 
+  /** A datagram of a row with STATE.ROCE: the payload's last 4 bytes replaced by the RoCEv2
+    * ICRC (java.util.zip.CRC32 over 8 bytes of ones and the frame from the IPv4 header up to the
+    * ICRC, with TOS, TTL, both checksums and the BTH's reserved byte as ones), least significant
+    * byte first, and the UDP checksum over it. */
+  def roceFrame(dmac: BigInt, smac: BigInt, sip: Long, sport: Int, dip: Long, dport: Int, id: Int,
+    payload: Seq[Byte]): Array[Byte] = {
+    val f = udpFrame(dmac, smac, sip, sport, dip, dport, id, payload)
+    val masked = f.slice(14, f.length - 4).clone()
+    for (o <- Seq(15, 22, 24, 25, 40, 41, 46)) masked(o - 14) = 0xff.toByte
+    val crc = new java.util.zip.CRC32
+    crc.update(Array.fill[Byte](8)(0xff.toByte))
+    crc.update(masked)
+    val v = crc.getValue
+    val icrc = (0 until 4).map(i => ((v >> (8 * i)) & 0xff).toByte)
+    udpFrame(dmac, smac, sip, sport, dip, dport, id, payload.dropRight(4) ++ icrc)
+  }
+
   /** A received datagram: a frame as a peer sends it to the station (identification 0). */
   def rxFrame(smac: BigInt, dmac: BigInt, sip: Long, sport: Int, dip: Long, dport: Int, payload: Seq[Byte]): Array[Byte] =
     udpFrame(dmac, smac, sip, sport, dip, dport, 0, payload)

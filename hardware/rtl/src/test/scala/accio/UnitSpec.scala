@@ -276,7 +276,7 @@ class UnitSpec extends AnyFunSuite {
     }
   }
 
-  test("TxBuilder: headers and checksums match a reference frame; an aborted payload sends nothing") {
+  test("TxBuilder: headers, checksums and RoCEv2 ICRCs match reference frames; an aborted payload sends nothing") {
     Sim.simulate("unit_txb", new TxBuilder(2)) { d =>
       val io = d.io
       for (c <- io.clients) { c.cmd.valid.poke(false.B); c.data.valid.poke(false.B); c.fin.valid.poke(false.B) }
@@ -286,12 +286,14 @@ class UnitSpec extends AnyFunSuite {
       d.reset.poke(true.B); d.clock.step(); d.reset.poke(false.B)
       val rnd = new Random(7)
       var now = BigInt(5000) // the time input moves every cycle while a frame goes out
-      def send(client: Int, len: Int, ok: Boolean, backpressure: Boolean): (Seq[Byte], Option[Array[Byte]]) = {
+      def send(client: Int, len: Int, ok: Boolean, backpressure: Boolean, id: Int = 0,
+        roce: Boolean = false): (Seq[Byte], Option[Array[Byte]]) = {
         val c = io.clients(client)
         val payload = Seq.fill(len)(rnd.nextInt(256).toByte)
         val sip = 0x0a00020fL; val dip = rnd.nextInt(1 << 30).toLong
         c.cmd.valid.poke(true.B); c.cmd.bits.dmac.poke(BigInt("aa0000005452", 16).U); c.cmd.bits.sip.poke(sip.U)
         c.cmd.bits.sport.poke(5000.U); c.cmd.bits.dip.poke(dip.U); c.cmd.bits.dport.poke(7000.U); c.cmd.bits.len.poke(len.U)
+        c.cmd.bits.roce.poke(roce.B)
         while (!c.cmd.ready.peek().litToBoolean) d.clock.step()
         d.clock.step(); c.cmd.valid.poke(false.B)
         // garbage beyond the length must not reach the checksum
@@ -307,7 +309,7 @@ class UnitSpec extends AnyFunSuite {
         val out = scala.collection.mutable.ArrayBuffer[Byte]()
         var done = false; var n = 0
         var first: Option[BigInt] = None
-        while (!done && n < 400) {
+        while (!done && n < 1000) {
           val stall = backpressure && rnd.nextInt(3) == 0
           io.tx.ready.poke((!stall).B)
           now += 1 + rnd.nextInt(3)
@@ -324,19 +326,21 @@ class UnitSpec extends AnyFunSuite {
         io.tx.ready.poke(true.B)
         // the stamp: the time in the cycle the first beat was taken
         first.foreach(t => assert(io.startTime.peek().litValue == t, s"length $len: start time"))
-        val want = Ref.udpFrame(BigInt("aa0000005452", 16), mac, sip, 5000, dip, 7000, 0, payload)
+        // a payload shorter than a BTH and an ICRC carries none
+        val want = if (roce && len >= 16) Ref.roceFrame(BigInt("aa0000005452", 16), mac, sip, 5000, dip, 7000, id, payload)
+          else Ref.udpFrame(BigInt("aa0000005452", 16), mac, sip, 5000, dip, 7000, id, payload)
         (want.toSeq, if (done) Some(out.toArray) else None)
       }
       var id = 0
-      for ((len, i) <- Seq(0, 1, 2, 5, 6, 7, 8, 9, 63, 64, 65, 1000, 1471, 1472).zipWithIndex) {
-        val (want0, got) = send(i % 2, len, ok = true, backpressure = i % 3 == 0)
+      val plain = Seq(0, 1, 2, 5, 6, 7, 8, 9, 63, 64, 65, 1000, 1471, 1472).map((_, false))
+      // RoCEv2: the ICRC at every offset in an 8-byte word, across two words too; 15 carries none
+      val roce = Seq(15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 33, 100, 1472).map((_, true))
+      for (((len, r), i) <- (plain ++ roce).zipWithIndex) {
+        val (want0, got) = send(i % 2, len, ok = true, backpressure = i % 3 == 0, id = id, roce = r)
         val want = want0.toArray
-        // the reference uses identification 0: patch in the running identification and its checksum
-        val ip = want.slice(14, 34); ip(4) = (id >> 8).toByte; ip(5) = id.toByte; ip(10) = 0; ip(11) = 0
-        val c = ~Ref.fold(Ref.sum(ip.toSeq)) & 0xffff; ip(10) = (c >> 8).toByte; ip(11) = c.toByte
-        System.arraycopy(ip, 0, want, 14, 20)
         assert(got.isDefined, s"no frame for length $len")
-        assert(got.get.sameElements(want), s"length $len: got ${Vectors.hexOf(got.get)}\nwant ${Vectors.hexOf(want)}")
+        assert(got.get.sameElements(want),
+          s"length $len${if (r) " (RoCEv2)" else ""}: got ${Vectors.hexOf(got.get)}\nwant ${Vectors.hexOf(want)}")
         id += 1
       }
       val (_, aborted) = send(0, 100, ok = false, backpressure = false)
