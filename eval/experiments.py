@@ -248,13 +248,15 @@ def exp_throughput(run, quick):
     return res
 
 
-def busy_run(run, so, cmd, wire):
-    """Runs one udp_pingpong under the instruction counter: its output, and
-    the instructions each hart executed during the measurement."""
+def busy_run(run, so, cmd, wire, pkgs=(), add=()):
+    """Runs one ping-pong client (udp_pingpong, or dpdk_pingpong) under the
+    instruction counter: its output, and the instructions each hart executed
+    during the measurement."""
     import tempfile
     with tempfile.TemporaryDirectory(prefix="accio-busy-") as tmp:
         path = os.path.join(tmp, "counts")
-        out = run.guest("cpu", cmd, wire, qemu_extra=["-plugin", f"{so},out={path},mmio=off"])
+        out = run.guest("cpu", cmd, wire, qemu_extra=["-plugin", f"{so},out={path},mmio=off"],
+                        pkgs=pkgs, add=add)
         with open(path) as f:
             span = next(line.split() for line in f if line.startswith("S "))
     if span[1] != "1":
@@ -274,17 +276,26 @@ def exp_cpu(run, quick):
     progress("cpu: Linux's round trip against an instant peer (the SoC's own speed)")
     base_out = run.guest("cpu", pingpong("", 64, 200), "echo:0")
     base_us = float(kv(base_out)["rtt_p50_us"])
+    names = dict(CONTENDERS)
+    if pmd_available():
+        names["dpdk"] = None
+    missing = {k: v for k, v in MISSING.items() if k not in names}
     res = {"count": count, "factors": factors, "base_rtt_us": base_us, "rows": [],
-           "missing": MISSING, "ns_per_instruction": 1 << SHIFT}
+           "missing": missing, "contenders": list(names), "ns_per_instruction": 1 << SHIFT}
     for k in factors:
         # the paper's server is 40x faster than its SoC: slowed k times,
         # it takes k/40 of the SoC's own (Linux) round trip; at 40x it is
         # as slow as the SoC
         delay = int(k * base_us * 1000 / 40)
-        for name, env in CONTENDERS.items():
+        for name, env in names.items():
             progress(f"cpu: slowdown {k}x (server delay {delay / 1000:.0f} us), {name}, "
                      f"{count} round trips")
-            out, insns = busy_run(run, so, pingpong(env, 64, count), f"echo:{delay}")
+            if name == "dpdk":      # busy-polls the NIC's own driver (net_accio)
+                out, insns = busy_run(run, so, f"{PMD_PREP} && {pmd_pingpong(64, count)}",
+                                      f"echo:{delay}", pkgs=PMD_PKGS,
+                                      add=[(PMD_TREE, "/opt/dpdk")])
+            else:
+                out, insns = busy_run(run, so, pingpong(env, 64, count), f"echo:{delay}")
             d = kv(out)
             ns = float(d["elapsed_us"]) * 1000
             share = [100.0 * n * (1 << SHIFT) / ns for n in insns]
@@ -562,6 +573,7 @@ def report_throughput(r):
 
 
 def report_cpu(r):
+    names = r.get("contenders", list(CONTENDERS))
     lines = [f"The server's delay at slowdown k is k/40 of the SoC's own Linux-socket round "
              f"trip ({r['base_rtt_us']:.1f} µs p50 against an instant peer): the paper's "
              "servers are 40x faster than its SoC, so at 40x the server is as slow as the "
@@ -571,12 +583,12 @@ def report_cpu(r):
              "harts together in cores (Linux's receive path runs on hart 0, where the NIC "
              "interrupt is taken).\n",
              "| slowdown | server delay (µs) | " + " | ".join(
-                 f"{n}: CPU busy [cores] / RTT p50" for n in CONTENDERS) + " | Accio / Linux |",
-             "|---:|---:|" + "---|" * len(CONTENDERS) + "---:|"]
+                 f"{n}: CPU busy [cores] / RTT p50" for n in names) + " | Accio / Linux |",
+             "|---:|---:|" + "---|" * len(names) + "---:|"]
     for k in r["factors"]:
         rows = {x["contender"]: x for x in r["rows"] if x["factor"] == k}
         cells = " | ".join(f"{rows[n]['cpu_busy_pct']:.1f} % [{rows[n]['cores_busy']:.2f}] / "
-                           f"{rows[n]['rtt_p50_us']:.0f} µs" for n in CONTENDERS)
+                           f"{rows[n]['rtt_p50_us']:.0f} µs" for n in names)
         ratio = rows["accio"]["cpu_busy_pct"] / max(0.01, rows["linux"]["cpu_busy_pct"])
         lines.append(f"| {k}x | {rows['linux']['delay_us']:.0f} | {cells} | {ratio:.2f} |")
     at40 = {x["contender"]: x["cpu_busy_pct"] for x in r["rows"] if x["factor"] == 40}
@@ -584,7 +596,8 @@ def report_cpu(r):
              f"| Accio (blocking) | 33 % | {at40['accio']:.1f} % |\n"
              f"| Linux sockets | 54 % | {at40['linux']:.1f} % |\n"
              f"| busy polling (DPDK, RDMA; here Accio spinning) | 100 % | "
-             f"{at40['accio-spin']:.1f} % |\n")
+             f"Accio spinning {at40['accio-spin']:.1f} %"
+             + (f", DPDK {at40['dpdk']:.1f} %" if "dpdk" in at40 else "") + " |\n")
     return "\n".join(lines) + "\n\n" + paper
 
 

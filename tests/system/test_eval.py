@@ -91,6 +91,9 @@ def test_figures_are_sane(quick):
         busy = [r["cpu_busy_pct"] for r in rows(res, "cpu", contender=name)]
         assert busy == sorted(busy, reverse=True), (name, busy)
     assert all(r["cpu_busy_pct"] > 80 for r in rows(res, "cpu", contender="accio-spin"))
+    # DPDK polls the NIC whatever the server's speed
+    assert len(rows(res, "cpu", contender="dpdk")) == (len(res["cpu"]["factors"]) if PMD else 0)
+    assert all(r["cpu_busy_pct"] > 80 for r in rows(res, "cpu", contender="dpdk"))
     at40 = {r["contender"]: r["cpu_busy_pct"] for r in rows(res, "cpu", factor=40)}
     assert at40["accio"] < at40["linux"]
     # adaptive: spins while the server is fast, sleeps once it is slow
