@@ -85,30 +85,7 @@
 #define SCM_TIMESTAMPING SO_TIMESTAMPING
 #endif
 
-static inline void window_open(void)
-{
-#if defined(__riscv)
-	__asm__ volatile(".4byte 0x00102013" ::: "memory");	/* slti x0, x0, 1 */
-#endif
-}
-
-static inline void window_close(void)
-{
-#if defined(__riscv)
-	__asm__ volatile(".4byte 0x00202013" ::: "memory");	/* slti x0, x0, 2 */
-#endif
-}
-
-/* The whole measurement, for the profiler's busy count (every instruction). */
-static inline void span_mark(int start)
-{
-#if defined(__riscv)
-	if (start)
-		__asm__ volatile(".4byte 0x00502013" ::: "memory");	/* slti x0, x0, 5 */
-	else
-		__asm__ volatile(".4byte 0x00602013" ::: "memory");	/* slti x0, x0, 6 */
-#endif
-}
+#include "prof_marks.h"
 
 static uint64_t now_ns(void)
 {

@@ -30,12 +30,12 @@ Experiments (NAMES for --only):
 Contenders: Linux sockets, Accio blocking (LD_PRELOAD=libaccio.so), Accio
 spinning (ACCIO_SPIN_US=100000), Accio adaptive (ACCIO_SPIN_US=auto: spins
 while the connection's recent waits are short, sleeps otherwise), and, in
-the latency experiment, DPDK on the NIC's own poll-mode driver (net_accio,
-apps/dpdk/net_accio: dpdk_pingpong, whose processing time comes from the
-same NIC timestamps). RDMA runs only between two SoCs in real time
-(eval/bench_baselines.py), and DPDK is not in the CPU and multiplexing
-experiments yet: the report shows them as missing there, with the reason,
-not as numbers.
+the latency and CPU experiments, DPDK on the NIC's own poll-mode driver
+(net_accio, apps/dpdk/net_accio: dpdk_pingpong, whose processing time comes
+from the same NIC timestamps). RDMA runs only between two SoCs in real time
+(eval/bench_baselines.py), and DPDK is not in the multiplexing experiment
+yet: the report shows them as missing there, with the reason, not as
+numbers.
 
 Writes DIR/<experiment>.json (configuration, raw results, checksums),
 DIR/<experiment>.png and the report (Markdown, plots embedded, a "paper vs
@@ -70,7 +70,8 @@ PMD_PREP = ("mkdir -p /dev/hugepages && mount -t hugetlbfs none /dev/hugepages &
             "echo 64 > /proc/sys/vm/nr_hugepages && /opt/dpdk/bin/accio-nic-uio.sh uio > /dev/null")
 MISSING = {
     "dpdk": "not in this experiment yet; DPDK on the NIC's own poll-mode driver (net_accio) "
-            "is in the latency experiment and between two SoCs (eval/bench_baselines.py)",
+            "is in the latency and CPU experiments and between two SoCs "
+            "(eval/bench_baselines.py)",
     "rdma": "soft-RoCE (rxe) between two SoCs in real time (eval/bench_baselines.py); "
             "perftest reports no NIC-timestamped processing time",
 }

@@ -34,7 +34,7 @@ PATH=$CACHE/venv/bin:$PATH run_logged "$OUT/build.log" "DPDK configure" \
 	-Dexamples= -Denable_apps=test-pmd -Dmax_lcores=8 -Dmax_numa_nodes=1 \
 	-Denable_drivers=bus/vdev,mempool/ring,net/ring \
 	-Ddisable_libs=bitratestats,cfgfile,flow_classify,gpudev,gro,gso,kni,jobstats,latencystats,metrics,node,pdump,pipeline,port,power,table,vhost
-log "building DPDK (about 10 minutes on 2 cores when nothing is cached)"
+log "building DPDK (a minute or two on 2 cores when nothing is cached)"
 PATH=$CACHE/venv/bin:$PATH run_logged "$OUT/build.log" "DPDK build" ninja -C "$OUT/build" -j"$JOBS"
 PATH=$CACHE/venv/bin:$PATH DESTDIR="$OUT/root" run_logged "$OUT/install.log" "DPDK install" \
 	meson install -C "$OUT/build" --quiet

@@ -45,6 +45,8 @@
 #include <rte_mbuf_dyn.h>
 #include <rte_udp.h>
 
+#include "../prof_marks.h"	/* span_mark(): the measurement, for eval's busy count */
+
 #define NB_DESC 256
 #define BURST 32
 #define HDRS (sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + \
@@ -70,18 +72,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-/* The whole measurement, for eval's instruction counter (eval/prof): every
- * instruction of every hart between the two marks counts in its busy share. */
-static inline void span_mark(int start)
-{
-#if defined(__riscv)
-	if (start)
-		__asm__ volatile(".4byte 0x00502013" ::: "memory");	/* slti x0, x0, 5 */
-	else
-		__asm__ volatile(".4byte 0x00602013" ::: "memory");	/* slti x0, x0, 6 */
-#endif
 }
 
 static int cmp_u64(const void *a, const void *b)

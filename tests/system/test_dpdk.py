@@ -11,6 +11,7 @@ import pytest
 
 import accio
 from conftest import ROOT, debian_unavailable
+from dpdkcommon import echo_client, kv, run_dispatcher
 
 TIMEOUT = 500
 DPDK_BIN = os.path.join(ROOT, "build", "apps", "dpdk")
@@ -41,19 +42,6 @@ def dpdk_unavailable():
 
 
 pytestmark = pytest.mark.skipif(dpdk_unavailable() is not None, reason=str(dpdk_unavailable()))
-
-
-def echo_client(n):
-    """The client SoC's side: wait until the server echoes (its DPDK setup
-    takes seconds), then n datagrams of 16..1472 B, every byte checked."""
-    return ("(for i in $(seq 60); do udp_echo_client -s 10.0.3.1 -p 7000 -n 1 -t 1000 -r 0 -q "
-            ">/dev/null && exit 0; done; exit 1) && "
-            f"udp_echo_client -s 10.0.3.1 -p 7000 -n {n} -m 16 -M 1472 -t 2000 -r 0 -q; "
-            "echo echo_rc=$?")
-
-
-def kv(text):
-    return dict(re.findall(r"^(\w+)=(\S+)$", text, re.M))
 
 
 def test_testpmd_forwards_between_two_socs():
@@ -104,24 +92,8 @@ def test_dispatcher_hands_datagrams_to_four_worker_processes():
     multi-process: shared hugepage memory, one rte_ring a worker, one back);
     the workers turn them into echoes. The client SoC checks every byte of
     400 datagrams; each worker echoed its quarter."""
-    workers = " ".join(
-        f"dpdk_dispatch --proc-type=secondary --no-pci --lcores={w + 1}@{w % 3 + 1} "
-        f"-- -w {w} > /tmp/w{w}.out 2>&1 &" for w in range(4))
-    eal = EAL.replace("--in-memory ", "")
-    server = (f"{PREP} && (dpdk_dispatch -l 0 {eal} -- -T 4 -l 10.0.3.1 -I 3 > /tmp/d.out 2>&1; "
-              "echo dispatch_rc=$? >> /tmp/d.out) & "
-              "for i in $(seq 100); do grep -q 'dispatcher ready' /tmp/d.out && break; "
-              f"sleep 0.2; done; {workers} wait; cat /tmp/d.out /tmp/w*.out")
-    client = echo_client(400)
-    rs, rc = accio.run_pair(server, client, pkgs=PKGS, add=ADD, timeout=TIMEOUT, grace=15)
-    assert rc.rc == 0 and "echo_rc=0" in rc.output, rc.output + "\n--server--\n" + rs.output
-    assert "ok=400" in rc.output and "bad=0" in rc.output, rc.output
-    out = rs.output
-    assert rs.rc == 0 and "dispatch_rc=0" in out and "workers_ready=4" in out, out
-    handed = [int(x) for x in re.findall(r"^handed_w\d=(\d+)", out, re.M)]
-    echoed = [int(x) for x in re.findall(r"^worker=\d echoed=(\d+) dropped=0$", out, re.M)]
-    assert len(handed) == 4 and len(echoed) == 4, out
-    assert sum(echoed) >= 401 and min(echoed) >= 100, out
+    run_dispatcher(PREP, "dpdk_dispatch", EAL.replace("--in-memory ", ""), "--no-pci",
+                   PKGS, ADD, TIMEOUT)
 
 
 def test_dpdk_bad_input_gives_clear_errors():

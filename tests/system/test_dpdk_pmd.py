@@ -11,6 +11,7 @@ import pytest
 
 import accio
 from conftest import ROOT, debian_unavailable
+from dpdkcommon import echo_client, run_dispatcher
 
 TIMEOUT = 500
 TREE = os.path.join(ROOT, "build", "apps", "dpdk-pmd", "opt", "dpdk")
@@ -19,6 +20,7 @@ PKGS = accio.read_pkg_list(os.path.join(ROOT, "buildroot-config", "dpdk-pmd-pack
 BIN = "/opt/dpdk/bin"
 PMD = "-d /opt/dpdk/lib/accio/librte_net_accio.so"
 EAL = f"--no-pci --in-memory {PMD} --vdev net_accio0"
+EAL_SHARED = f"{PMD} --vdev net_accio0"      # multi-process: no --in-memory
 HUGE = ("mkdir -p /dev/hugepages && mount -t hugetlbfs none /dev/hugepages && "
         "echo 64 > /proc/sys/vm/nr_hugepages")
 # the NIC to user space: prints its UIO device
@@ -41,19 +43,6 @@ def pmd_unavailable():
 
 
 pytestmark = pytest.mark.skipif(pmd_unavailable() is not None, reason=str(pmd_unavailable()))
-
-
-def kv(text):
-    return dict(re.findall(r"^(\w+)=(\S+)$", text, re.M))
-
-
-def echo_client(n):
-    """Linux sockets on the client SoC: wait for the server's echo (its DPDK
-    setup takes seconds), then n datagrams of 16..1472 B, every byte checked."""
-    return ("(for i in $(seq 60); do udp_echo_client -s 10.0.3.1 -p 7000 -n 1 -t 1000 -r 0 -q "
-            ">/dev/null && exit 0; done; exit 1) && "
-            f"udp_echo_client -s 10.0.3.1 -p 7000 -n {n} -m 16 -M 1472 -t 2000 -r 0 -q; "
-            "echo echo_rc=$?")
 
 
 def test_pmd_testpmd_forwards_between_two_socs():
@@ -118,25 +107,8 @@ def test_pmd_dispatcher_hands_datagrams_to_four_worker_processes():
     rte_rings in shared hugepage memory (the workers attach to the port as
     secondaries but move no frame); every byte of 400 datagrams checked by
     the other SoC's Linux echo client, each worker echoed its quarter."""
-    eal = f"--no-pci {PMD} --vdev net_accio0"
-    workers = " ".join(
-        f"{BIN}/dpdk_dispatch --proc-type=secondary --no-pci {PMD} "
-        f"--lcores={w + 1}@{w % 3 + 1} -- -w {w} > /tmp/w{w}.out 2>&1 &" for w in range(4))
-    server = (f"{HUGE} && {TO_UIO} && "
-              f"({BIN}/dpdk_dispatch -l 0 {eal} -- -T 4 -l 10.0.3.1 -I 3 > /tmp/d.out 2>&1; "
-              "echo dispatch_rc=$? >> /tmp/d.out) & "
-              "for i in $(seq 100); do grep -q 'dispatcher ready' /tmp/d.out && break; "
-              f"sleep 0.2; done; {workers} wait; cat /tmp/d.out /tmp/w*.out")
-    client = echo_client(400)
-    rs, rc = accio.run_pair(server, client, pkgs=PKGS, add=ADD, timeout=TIMEOUT, grace=15)
-    assert rc.rc == 0 and "echo_rc=0" in rc.output, rc.output + "\n--server--\n" + rs.output
-    assert "ok=400" in rc.output and "bad=0" in rc.output, rc.output
-    out = rs.output
-    assert rs.rc == 0 and "dispatch_rc=0" in out and "workers_ready=4" in out, out
-    handed = [int(x) for x in re.findall(r"^handed_w\d=(\d+)", out, re.M)]
-    echoed = [int(x) for x in re.findall(r"^worker=\d echoed=(\d+) dropped=0$", out, re.M)]
-    assert len(handed) == 4 and len(echoed) == 4, out
-    assert sum(echoed) >= 401 and min(echoed) >= 100, out
+    run_dispatcher(f"{HUGE} && {TO_UIO}", f"{BIN}/dpdk_dispatch", f"--no-pci {EAL_SHARED}",
+                   f"--no-pci {PMD}", PKGS, ADD, TIMEOUT)
 
 
 def test_pmd_bad_input_gives_clear_errors_and_a_killed_process_stops_the_nic():
