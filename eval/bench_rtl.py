@@ -20,7 +20,8 @@ OUT = os.path.join(ROOT, "build", "rtl")
 # Chisel files per part, and the paper's line counts (NINeS 2026, section 6)
 PARTS = [
     ("ICT (table, register block with the protection rules)", ["IctTable.scala", "RegBlock.scala"], 506),
-    ("UDP offload engine (RX, TX, header builder, DMA)", ["UdpRx.scala", "UdpTx.scala", "TxBuilder.scala", "Dma.scala"], 843),
+    ("UDP offload engine (RX, TX, header builder, DMA, RoCEv2 ICRC)",
+     ["UdpRx.scala", "UdpTx.scala", "TxBuilder.scala", "Dma.scala", "Icrc.scala"], 843),
     ("MMIO-TX reorder unit", ["MmioTx.scala"], None),
     ("ready queues, wake-up interrupts, event queue", ["EventQueue.scala"], None),
     ("top level, bundles, shared helpers", ["AccioUncore.scala", "Axi.scala", "Params.scala", "Engine.scala"], None),
