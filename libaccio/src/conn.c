@@ -381,6 +381,10 @@ static long row_wait(int fd, int dir, uint32_t need, int timeout_ms)
  * Sleep in the kernel until a side is ready or the deadline passes (the
  * socket's SO_RCVTIMEO/SO_SNDTIMEO); returns ACCIO_READY_* or -1 (EAGAIN
  * at the deadline, EINTR for a signal when a timeout is set, as Linux).
+ * Past the deadline the kernel still takes one look (a wait of 0 ms), as
+ * Linux's receive looks at its queue before it gives up: a thread that did
+ * not run for longer than its timeout (a busy hart) must not report a
+ * datagram that came meanwhile as missing.
  */
 int conn_wait(struct conn *c, int dir, uint32_t need, uint64_t deadline)
 {
@@ -389,11 +393,7 @@ int conn_wait(struct conn *c, int dir, uint32_t need, uint64_t deadline)
 
 	if (deadline) {
 		now = now_us();
-		if (now >= deadline) {
-			errno = EAGAIN;
-			return -1;
-		}
-		timeout_ms = (deadline - now + 999) / 1000;
+		timeout_ms = now >= deadline ? 0 : (int)((deadline - now + 999) / 1000);
 	}
 	c->st->waits++;
 	return row_wait(c->rowfd, dir, need, timeout_ms);
