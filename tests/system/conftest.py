@@ -17,15 +17,22 @@ def debian_unavailable():
             " ".join(f.read().split())[:400]
 
 
+def part_unavailable(name, what):
+    """Why an optional part of the build is missing, or None: no Debian
+    layer, or build/NAME, which the image build writes when the part could
+    not be built, prefixed with WHAT."""
+    why = debian_unavailable()
+    if why:
+        return why
+    path = os.path.join(ROOT, "build", name)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return what + " ".join(f.read().split())[:400]
+
+
 def verbs_unavailable():
     """Why the image has no verbs provider of ICT rows (libaccio/verbs), or
     None: no Debian layer, or the provider could not be built against the
     suite's libibverbs (build/verbs-unavailable says why)."""
-    why = debian_unavailable()
-    if why:
-        return why
-    path = os.path.join(ROOT, "build", "verbs-unavailable")
-    if not os.path.exists(path):
-        return None
-    with open(path) as f:
-        return "no verbs provider in the image: " + " ".join(f.read().split())[:400]
+    return part_unavailable("verbs-unavailable", "no verbs provider in the image: ")

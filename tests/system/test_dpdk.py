@@ -10,7 +10,7 @@ import re
 import pytest
 
 import accio
-from conftest import ROOT, debian_unavailable
+from conftest import ROOT, part_unavailable
 from dpdkcommon import echo_client, kv, run_dispatcher
 
 TIMEOUT = 500
@@ -32,13 +32,8 @@ EAL = f"--no-pci --in-memory --vdev net_af_xdp0,iface=eth0,xdp_prog={XSK_PROG}"
 
 def dpdk_unavailable():
     """Why the DPDK programs were not built (see debian_unavailable), or None."""
-    why = debian_unavailable()
-    path = os.path.join(ROOT, "build", "dpdk-unavailable")
-    if why is None and os.path.exists(path):
-        with open(path) as f:
-            why = "Debian's archive was unavailable when the DPDK programs were built: " + \
-                " ".join(f.read().split())[:400]
-    return why
+    return part_unavailable("dpdk-unavailable",
+                            "Debian's archive was unavailable when the DPDK programs were built: ")
 
 
 pytestmark = pytest.mark.skipif(dpdk_unavailable() is not None, reason=str(dpdk_unavailable()))

@@ -10,7 +10,7 @@ import re
 import pytest
 
 import accio
-from conftest import ROOT, debian_unavailable
+from conftest import ROOT, part_unavailable
 from dpdkcommon import echo_client, run_dispatcher
 
 TIMEOUT = 500
@@ -30,12 +30,8 @@ CTRL = "devmem 0x10200008 64"      # the NIC's CTRL register (bit 0: ENABLE)
 
 def pmd_unavailable():
     """Why the DPDK tree with net_accio was not built, or None."""
-    why = debian_unavailable()
-    path = os.path.join(ROOT, "build", "dpdk-pmd-unavailable")
-    if why is None and os.path.exists(path):
-        with open(path) as f:
-            why = "DPDK 22.11 could not be built from Debian's source: " + \
-                " ".join(f.read().split())[:400]
+    why = part_unavailable("dpdk-pmd-unavailable",
+                           "DPDK 22.11 could not be built from Debian's source: ")
     if why is None and not os.path.exists(os.path.join(TREE, "lib", "accio",
                                                        "librte_net_accio.so")):
         why = "build/apps/dpdk-pmd has no net_accio (make image)"
