@@ -9,13 +9,19 @@
                                 the evaluation (paper section 8): results,
                                 plots and eval/REPORT.md (python3 -m eval)
   accio pair  --server CMD --client CMD [--smp --mem --icount --add --pkg
-              --timeout --grace]
+              --timeout --grace --lockstep [NS] --pcap-dir DIR]
                                 two SoCs joined by one wire: the server SoC
                                 (10.0.3.1) starts CMD, then the client SoC
                                 (10.0.3.2) runs its CMD; --grace S after the
                                 client's command ends, the server's command
                                 and all it started get SIGTERM; prints both
-                                outputs
+                                outputs. --lockstep: the two virtual clocks
+                                advance in lockstep (icount) and the wire
+                                takes NS (default 5000) one way: the pair
+                                repeats exactly; both SoCs boot together, so
+                                a client retries until its server listens.
+                                --pcap-dir: server.pcap and client.pcap, each
+                                NIC's wire in virtual time
 
 Options for boot and run:
   --smp N           harts (default 4, like the prototype)
@@ -33,6 +39,9 @@ Options for boot and run:
                     the virtual clock answers ARP, ping and every UDP
                     datagram, to any address, after DELAY ns; with --icount
                     a run repeats exactly), none (frames go nowhere)
+  --pcap FILE       (run) every frame on the NIC's wire, both ways, stamped
+                    with the virtual time it crossed (nanosecond pcap,
+                    first 128 bytes of each frame)
   --host-echo PORT  run the host UDP echo server on 127.0.0.1:PORT meanwhile
   --fwd-udp H:G     (user wire) datagrams to 127.0.0.1:H on the host reach
                     the guest's UDP port G, from 10.0.2.2; repeatable
@@ -64,6 +73,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import socket
 import stat
 import subprocess
@@ -113,7 +123,8 @@ def artefacts():
 
 
 def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
-                 interactive=False, cmdline_extra="", fwd_udp=(), qmp=None, mac=GUEST_MAC):
+                 interactive=False, cmdline_extra="", fwd_udp=(), qmp=None, mac=GUEST_MAC,
+                 pcap=None):
     a = artefacts()
     # Boot messages go to the console in full: run() keeps them in the log
     # (a boot that stops shows where); the guest's init quiets the console
@@ -167,12 +178,28 @@ def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
                 "-net", f"nic,netdev=wire0,model=accio-nic,macaddr={mac}",
                 "-global", "accio-nic.wire-peer=echo",
                 "-global", f"accio-nic.peer-delay-ns={delay}"]
+    elif wire.startswith("lockstep:"):
+        # one end of a wire to another SoC whose virtual clock runs in
+        # lockstep with this one's (QEMU's NIC model, accio_wire.c): ROLE is
+        # listen or connect, NS the wire's one-way latency, PATH a Unix socket
+        parts = wire.split(":", 3)
+        if len(parts) != 4 or parts[1] not in ("listen", "connect") or not parts[2].isdigit():
+            raise AccioError(f"lockstep wire: lockstep:listen|connect:NS:PATH, not {wire!r}")
+        if icount is None:
+            raise AccioError("a lockstep wire needs --icount (deterministic virtual time)")
+        cmd += ["-netdev", "hubport,id=wire0,hubid=0",
+                "-net", f"nic,netdev=wire0,model=accio-nic,macaddr={mac}",
+                "-global", f"accio-nic.lockstep={parts[1]}:{parts[3]}",
+                "-global", f"accio-nic.lockstep-ns={parts[2]}"]
     elif wire == "none":
         cmd += ["-netdev", "hubport,id=wire0,hubid=0",
                 "-net", f"nic,netdev=wire0,model=accio-nic,macaddr={mac}"]
     else:
         raise AccioError(f"unknown wire {wire!r} (user, socket:PORT, dgram:L:R, "
-                         "echo[:DELAY_NS] or none)")
+                         "echo[:DELAY_NS], lockstep:ROLE:NS:PATH or none)")
+    if pcap:
+        # every frame on the wire, stamped with the NIC's virtual time
+        cmd += ["-global", f"accio-nic.pcap={os.path.abspath(pcap)}"]
     return cmd
 
 
@@ -547,7 +574,8 @@ class Session:
     """A SoC started on a command (start()); finish() waits for its Result."""
 
     def __init__(self, command, smp=4, mem="1G", icount=None, wire="user", verbose=False,
-                 cmdline_extra="", qemu_extra=(), fwd_udp=(), add=(), pkgs=(), mac=GUEST_MAC):
+                 cmdline_extra="", qemu_extra=(), fwd_udp=(), add=(), pkgs=(), mac=GUEST_MAC,
+                 pcap=None):
         entries = [e for h, g in add for e in host_entries(h, g)]
         layers = [debian_layer(list(pkgs))] if pkgs else []
         try:
@@ -560,7 +588,7 @@ class Session:
         self.tmp = tempfile.mkdtemp(prefix="accio-qmp-")
         qmp_path = os.path.join(self.tmp, "qmp.sock")
         self.cmd = qemu_cmdline(smp, mem, icount, wire, self.script, False, cmdline_extra,
-                                fwd_udp, qmp=qmp_path, mac=mac) + list(qemu_extra)
+                                fwd_udp, qmp=qmp_path, mac=mac, pcap=pcap) + list(qemu_extra)
         self.t0 = time.monotonic()
         self.stamp = time.strftime("%Y%m%d-%H%M%S") + \
             f"-{os.getpid()}-{int(self.t0 * 1000) % 100000}"
@@ -612,7 +640,8 @@ class Session:
 
 
 def run(command, smp=4, mem="1G", icount=None, wire="user", timeout=600,
-        verbose=False, cmdline_extra="", qemu_extra=(), fwd_udp=(), add=(), pkgs=()):
+        verbose=False, cmdline_extra="", qemu_extra=(), fwd_udp=(), add=(), pkgs=(),
+        pcap=None):
     """Boot the SoC, run a shell command in the guest, return a Result.
 
     fwd_udp: (host port, guest port) pairs forwarded on the user wire.
@@ -620,9 +649,11 @@ def run(command, smp=4, mem="1G", icount=None, wire="user", timeout=600,
     (modes and symlinks kept). pkgs: extra Debian riscv64 packages for this
     run (with their dependencies).
     The whole console is kept in the log directory (log_dir()); on a timeout
-    the diagnostics (Guest.diagnose) are added to it and to the error."""
+    the diagnostics (Guest.diagnose) are added to it and to the error.
+    pcap: a file that gets every frame on the NIC's wire, both ways, with
+    the virtual time it crossed (nanosecond pcap, first 128 bytes)."""
     return Session(command, smp, mem, icount, wire, verbose, cmdline_extra, qemu_extra,
-                   fwd_udp, add, pkgs).finish(timeout)
+                   fwd_udp, add, pkgs, pcap=pcap).finish(timeout)
 
 
 PAIR_NET = {"server": ("10.0.3.1/24", "52:54:00:ac:c1:01"),
@@ -630,26 +661,43 @@ PAIR_NET = {"server": ("10.0.3.1/24", "52:54:00:ac:c1:01"),
 
 
 def run_pair(server, client, smp=4, mem="1G", icount=None, timeout=600, verbose=False,
-             add=(), pkgs=(), grace=5.0):
+             add=(), pkgs=(), grace=5.0, lockstep=None, pcap_dir=None):
     """Two SoCs joined by one wire (QEMU dgram netdevs on 127.0.0.1): the
     server SoC (10.0.3.1) runs `server`, the client SoC (10.0.3.2) runs
     `client`. Once the client's command has ended (and `grace` seconds
     more), the server's command and everything it started is stopped
     (SIGTERM). Returns (server Result, client Result); a server stopped
-    that way has rc 143 and .stopped set."""
-    pa, pb = free_udp_port(), free_udp_port()
-    while pb == pa:
-        pb = free_udp_port()
-    ends = {"server": (pa, pb), "client": (pb, pa)}
+    that way has rc 143 and .stopped set.
+
+    lockstep=NS: the wire is the NIC model's lockstep wire instead (one-way
+    latency NS of virtual time; needs icount, 4 if not given): both SoCs
+    boot together and their virtual clocks advance in lockstep, so the pair
+    repeats exactly from run to run. The server's command then starts at
+    about the client's, so a client must wait for its server (retry()).
+    pcap_dir: each SoC's wire, captured in virtual time, in
+    pcap_dir/server.pcap and pcap_dir/client.pcap."""
+    if lockstep is not None:
+        icount = 4 if icount is None else icount
+        sock_dir = tempfile.mkdtemp(prefix="accio-lockstep-")
+        path = os.path.join(sock_dir, "wire")
+        wires = {"server": f"lockstep:listen:{int(lockstep)}:{path}",
+                 "client": f"lockstep:connect:{int(lockstep)}:{path}"}
+    else:
+        sock_dir = None
+        pa, pb = free_udp_port(), free_udp_port()
+        while pb == pa:
+            pb = free_udp_port()
+        wires = {"server": f"dgram:{pa}:{pb}", "client": f"dgram:{pb}:{pa}"}
     peer = {"server": "10.0.3.2", "client": "10.0.3.1"}
     sess = {}
     try:
         for role, cmd in (("server", server), ("client", client)):
             ip, mac = PAIR_NET[role]
             extra = f"accio.ip={ip} accio.gw={peer[role]}"
-            sess[role] = Session(cmd, smp, mem, icount, f"dgram:{ends[role][0]}:{ends[role][1]}",
-                                 verbose, extra, (), (), add, pkgs, mac)
-            if role == "server" and not sess[role].started(timeout):
+            pcap = os.path.join(pcap_dir, f"{role}.pcap") if pcap_dir else None
+            sess[role] = Session(cmd, smp, mem, icount, wires[role],
+                                 verbose, extra, (), (), add, pkgs, mac, pcap=pcap)
+            if role == "server" and lockstep is None and not sess[role].started(timeout):
                 raise AccioError("the server SoC did not start its command:\n" +
                                  sess[role].guest.console()[-3000:])
         rc = sess["client"].finish(timeout, "last-run-client.log")
@@ -667,6 +715,8 @@ def run_pair(server, client, smp=4, mem="1G", icount=None, timeout=600, verbose=
     finally:
         for s in sess.values():
             s.guest.kill()
+        if sock_dir:
+            shutil.rmtree(sock_dir, ignore_errors=True)
 
 
 def boot(smp=4, mem="1G", icount=None, wire="user"):
@@ -697,6 +747,7 @@ def main(argv=None):
         p.add_argument("--pkg", action="append", default=[], metavar="NAME")
         p.add_argument("--pkg-list", action="append", default=[], metavar="FILE")
         if name == "run":
+            p.add_argument("--pcap", metavar="FILE")
             p.add_argument("--timeout", type=float, default=600)
             p.add_argument("-v", "--verbose", action="store_true")
             p.add_argument("command", nargs=argparse.REMAINDER)
@@ -709,6 +760,8 @@ def main(argv=None):
     p.add_argument("--pkg-list", action="append", default=[], metavar="FILE")
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--grace", type=float, default=5.0)
+    p.add_argument("--lockstep", type=int, nargs="?", const=5000, default=None, metavar="NS")
+    p.add_argument("--pcap-dir", metavar="DIR")
     p.add_argument("-v", "--verbose", action="store_true")
     p.add_argument("--server", required=True, metavar="CMD")
     p.add_argument("--client", required=True, metavar="CMD")
@@ -724,8 +777,11 @@ def main(argv=None):
 
     if a.verb == "pair":
         try:
+            if a.pcap_dir:
+                os.makedirs(a.pcap_dir, exist_ok=True)
             rs, rc = run_pair(a.server, a.client, a.smp, a.mem, a.icount, a.timeout,
-                              a.verbose, [parse_add(x) for x in a.add], a.pkg, a.grace)
+                              a.verbose, [parse_add(x) for x in a.add], a.pkg, a.grace,
+                              a.lockstep, a.pcap_dir)
         except AccioError as e:
             print(f"accio: {e}", file=sys.stderr)
             return 125
@@ -761,7 +817,7 @@ def main(argv=None):
             ap.error("run needs a command")
         text = command[0] if len(command) == 1 else shlex.join(command)
         r = run(text, a.smp, a.mem, a.icount, a.wire, a.timeout, a.verbose,
-                fwd_udp=fwd, add=[parse_add(x) for x in a.add], pkgs=a.pkg)
+                fwd_udp=fwd, add=[parse_add(x) for x in a.add], pkgs=a.pkg, pcap=a.pcap)
         sys.stdout.write(r.output)
         print(f"[accio] guest exit status {r.rc}, {r.wall_s:.1f} s wall", file=sys.stderr)
         return r.rc

@@ -133,6 +133,9 @@ static void accio_nic_rx_frame(AccioNICState *s, const uint8_t *buf,
 {
     uint64_t addr, done;
 
+    if (!(s->ctrl & ACCIO_NIC_CTRL_LOOPBACK_MASK)) {
+        accio_pcap_frame(s->pcap, buf, size, arrival);
+    }
     if (!(s->ctrl & ACCIO_NIC_CTRL_ENABLE_MASK)) {
         s->stats[ACCIO_STAT_RX_DROP_DISABLED]++;
         return;
@@ -208,6 +211,17 @@ static ssize_t accio_nic_receive(NetClientState *nc, const uint8_t *buf,
 
     accio_nic_rx_frame(s, buf, size, accio_now());
     return size;
+}
+
+/* A frame from the far end of a lockstep wire, at virtual time @t (now). */
+static void accio_nic_lockstep_deliver(void *opaque, const uint8_t *buf,
+                                       size_t len, uint64_t t)
+{
+    AccioNICState *s = opaque;
+
+    if (accio_nic_link_up(s)) {
+        accio_nic_rx_frame(s, buf, len, t);
+    }
 }
 
 static void accio_nic_set_link(NetClientState *nc)
@@ -573,8 +587,13 @@ static void accio_nic_wire_out(AccioNICState *s, const uint8_t *data,
         s->stats[ACCIO_STAT_TX_DROP_LINKDOWN]++;
         return;
     } else if (s->peer_echo) {
+        accio_pcap_frame(s->pcap, data, len, t);
         accio_peer_receive(s, data, len, t);
+    } else if (s->lockstep) {
+        accio_pcap_frame(s->pcap, data, len, t);
+        accio_lockstep_send(s->lockstep, data, len, t);
     } else {
+        accio_pcap_frame(s->pcap, data, len, t);
         qemu_send_packet(qemu_get_queue(s->nic), data, len);
     }
     s->stats[ACCIO_STAT_TX_FRAMES]++;
@@ -790,6 +809,9 @@ static void accio_nic_write(void *opaque, hwaddr addr, uint64_t val,
                          ACCIO_NIC_CTRL_LOOPBACK_MASK |
                          ACCIO_NIC_CTRL_PROMISC_MASK);
         if (s->ctrl & ACCIO_NIC_CTRL_ENABLE_MASK) {
+            if (s->lockstep) {
+                accio_lockstep_start(s->lockstep);
+            }
             qemu_flush_queued_packets(qemu_get_queue(s->nic));
         }
         break;
@@ -919,6 +941,24 @@ static void accio_nic_realize(DeviceState *dev, Error **errp)
         return;
     }
     s->peer_echo = s->wire_peer && !strcmp(s->wire_peer, "echo");
+    if (s->peer_echo && s->lockstep_spec && *s->lockstep_spec) {
+        error_setg(errp, "accio-nic: wire-peer=echo and a lockstep wire "
+                   "exclude each other");
+        return;
+    }
+    if (s->pcap_path && *s->pcap_path) {
+        s->pcap = accio_pcap_open(s->pcap_path, s->pcap_snaplen, errp);
+        if (!s->pcap) {
+            return;
+        }
+    }
+    if (s->lockstep_spec && *s->lockstep_spec) {
+        s->lockstep = accio_lockstep_new(s->lockstep_spec, s->lockstep_ns,
+                                         accio_nic_lockstep_deliver, s, errp);
+        if (!s->lockstep) {
+            return;
+        }
+    }
     object_property_add_uint64_ptr(OBJECT(s), "peer-answered",
                                    &s->peer_answered, OBJ_PROP_FLAG_READ);
     object_property_add_uint64_ptr(OBJECT(s), "peer-ignored",
@@ -952,6 +992,8 @@ static void accio_nic_unrealize(DeviceState *dev)
     timer_free(s->eng_timer);
     timer_free(s->peer_timer);
     timer_free(s->gen_timer);
+    accio_lockstep_free(s->lockstep);
+    accio_pcap_close(s->pcap);
     qemu_del_nic(s->nic);
 }
 
@@ -1040,6 +1082,10 @@ static const Property accio_nic_properties[] = {
     DEFINE_PROP_STRING("wire-peer", AccioNICState, wire_peer),
     DEFINE_PROP_UINT64("peer-delay-ns", AccioNICState, peer_delay_ns, 0),
     DEFINE_PROP_UINT32("peer-gen-port", AccioNICState, peer_gen_port, 5001),
+    DEFINE_PROP_STRING("pcap", AccioNICState, pcap_path),
+    DEFINE_PROP_UINT32("pcap-snaplen", AccioNICState, pcap_snaplen, 128),
+    DEFINE_PROP_STRING("lockstep", AccioNICState, lockstep_spec),
+    DEFINE_PROP_UINT64("lockstep-ns", AccioNICState, lockstep_ns, 5000),
 };
 
 static void accio_nic_class_init(ObjectClass *klass, void *data)

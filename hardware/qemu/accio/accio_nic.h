@@ -10,6 +10,7 @@
 #include "net/net.h"
 #include "qom/object.h"
 #include "hw/accio/accio_offsets.h"
+#include "hw/accio/accio_wire.h"
 
 #define TYPE_ACCIO_NIC "accio-nic"
 OBJECT_DECLARE_SIMPLE_TYPE(AccioNICState, ACCIO_NIC)
@@ -127,6 +128,13 @@ struct AccioNICState {
     uint64_t gen_end;           /* the pending frame is fully received */
     uint64_t gen_sent;          /* read-only property */
     uint64_t peer_answered;     /* read-only properties (QMP qom-get) */
+    /* the wire seen from outside: a capture, a lockstep wire to a QEMU */
+    char *pcap_path;            /* property */
+    uint32_t pcap_snaplen;      /* property */
+    AccioPcap *pcap;
+    char *lockstep_spec;        /* property: listen:PATH or connect:PATH */
+    uint64_t lockstep_ns;       /* property: the wire's latency */
+    AccioLockstep *lockstep;
     uint64_t peer_ignored;
     uint64_t peer_overflow;
 };

@@ -1,0 +1,53 @@
+/*
+ * The Accio NIC's wire, seen from outside the NIC: a capture of every frame
+ * in virtual time (pcap), and a wire to a second QEMU whose virtual clock
+ * runs in lockstep with this one's.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_ACCIO_WIRE_H
+#define HW_ACCIO_WIRE_H
+
+#include "qapi/error.h"
+
+/* ---- capture ------------------------------------------------------------ */
+
+typedef struct AccioPcap AccioPcap;
+
+/*
+ * A pcap file with nanosecond timestamps (magic a1b23c4d, link type
+ * Ethernet) that records the first @snaplen bytes of each frame at the
+ * virtual time it crossed the wire.
+ */
+AccioPcap *accio_pcap_open(const char *path, uint32_t snaplen, Error **errp);
+void accio_pcap_frame(AccioPcap *p, const uint8_t *buf, size_t len,
+                      uint64_t t_ns);
+void accio_pcap_close(AccioPcap *p);
+
+/* ---- lockstep wire ------------------------------------------------------ */
+
+typedef struct AccioLockstep AccioLockstep;
+
+/* Hands a frame from the peer to the NIC, at virtual time @t_ns (= now). */
+typedef void AccioWireDeliver(void *opaque, const uint8_t *buf, size_t len,
+                              uint64_t t_ns);
+
+/*
+ * @spec is "listen:PATH" or "connect:PATH" (a Unix stream socket): the two
+ * QEMUs meet there at start-up. Needs -icount. Both clocks stop at common
+ * barriers at most @latency_ns of virtual time apart, and a frame leaving
+ * one NIC at t reaches the other at t + @latency_ns: the peer cannot have
+ * passed that time yet, so both SoCs together repeat exactly from run to
+ * run. Barriers are skipped while both SoCs are idle.
+ */
+AccioLockstep *accio_lockstep_new(const char *spec, uint64_t latency_ns,
+                                  AccioWireDeliver *deliver, void *opaque,
+                                  Error **errp);
+/* The NIC is enabled: the first call joins the peer's clock (blocks). */
+void accio_lockstep_start(AccioLockstep *l);
+/* A frame leaves this NIC at virtual time @t_ns. */
+void accio_lockstep_send(AccioLockstep *l, const uint8_t *buf, size_t len,
+                         uint64_t t_ns);
+void accio_lockstep_free(AccioLockstep *l);
+
+#endif /* HW_ACCIO_WIRE_H */
