@@ -8,7 +8,13 @@
  * LD_PRELOAD=/usr/lib/libaccio.so.
  *
  * usage: udp_pingpong [-s HOST] [-p PORT] [-m SIZE] [-n COUNT] [-w WARMUP]
- *                     [-i IFACE] [-t MS] [-q] [-M] [-b] [-z | -R]
+ *                     [-i IFACE] [-t MS] [-q] [-M] [-b] [-H] [-z | -R]
+ *
+ * -H: no hardware timestamps (no SIOCSHWTSTAMP, no SO_TIMESTAMPING, so no
+ * error-queue read after each round trip): between two requests the
+ * program does only its own work (fill, check), for a processing time
+ * taken from a capture of the NIC's wire (eval/wirecap.py). No proc_*
+ * lines then.
  *
  * -z: libaccio's zero-copy API (accio.h) instead of send/recvmsg: the
  * request is written into a buffer inside the socket's TX ring
@@ -335,7 +341,7 @@ int main(int argc, char **argv)
 	static uint64_t tx64[256], rx64[256];
 	uint8_t *tx = (uint8_t *)tx64, *rx = (uint8_t *)rx64;
 	struct raw row = { 0 };
-	int raw = 0;
+	int raw = 0, nohw = 0;
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	const char *host = "10.0.2.2", *ifname = "eth0";
 	struct hwtstamp_config hw = { .tx_type = HWTSTAMP_TX_ON,
@@ -349,7 +355,7 @@ int main(int argc, char **argv)
 	char ctl[256];
 	uint64_t last_tx_hw = 0;
 
-	while ((opt = getopt(argc, argv, "s:p:m:n:w:i:t:qMbzR")) != -1) {
+	while ((opt = getopt(argc, argv, "s:p:m:n:w:i:t:qMbzRH")) != -1) {
 		switch (opt) {
 		case 's': host = optarg; break;
 		case 'p': port = atoi(optarg); break;
@@ -363,6 +369,7 @@ int main(int argc, char **argv)
 		case 'b': barrier = 1; break;
 		case 'z': zc = 1; break;
 		case 'R': raw = 1; break;
+		case 'H': nohw = 1; break;
 		default:
 			fprintf(stderr, "usage: udp_pingpong [-s HOST] [-p PORT] "
 				"[-m SIZE] [-n COUNT] [-w WARMUP] [-i IFACE] [-t MS] [-q] [-M] "
@@ -393,11 +400,15 @@ int main(int argc, char **argv)
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
 	ifr.ifr_data = (void *)&hw;
-	if (ioctl(fd, SIOCSHWTSTAMP, &ifr) < 0)
+	if (nohw) {
+		printf("hwtstamp=off (-H)\n");
+	} else if (ioctl(fd, SIOCSHWTSTAMP, &ifr) < 0) {
 		printf("hwtstamp=off (%s: %s)\n", ifname, strerror(errno));
+	}
 	flags = SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_TX_HARDWARE |
 		SOF_TIMESTAMPING_RAW_HARDWARE | SOF_TIMESTAMPING_OPT_TSONLY;
-	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags));
+	if (!nohw)
+		setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags));
 	if (timeout_ms > 0) {
 		struct timeval tv = { .tv_sec = timeout_ms / 1000,
 				      .tv_usec = timeout_ms % 1000 * 1000 };

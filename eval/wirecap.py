@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""The client's processing time from its NIC's wire, for any program.
+
+The NIC model can capture its wire (tools/accio.py: run --pcap, pair
+--pcap-dir): every frame both ways, stamped with the virtual time it crossed
+the wire, in a nanosecond pcap. For a ping-pong client the time from a
+reply's arrival to the next request's departure is the client's whole
+turnaround: receive path, the program's own work between two requests,
+send path. That is the processing time the paper defines (RTT_sw - RTT_hw),
+taken where the NIC's hardware timestamps are taken, and it needs nothing
+from the program: perftest, DPDK and Linux sockets are measured alike.
+
+Sections: a datagram to UDP port 9 (discard) whose payload starts with
+@@NAME@@ (busybox: echo @@NAME@@ | nc -u -w 1 HOST 9) starts a section;
+the frames up to the next marker belong to it. Data frames are IPv4 UDP
+datagrams other than markers; for RoCEv2 (UDP 4791) RC acknowledgements
+(BTH opcode 0x11) are not data.
+
+usage: python3 eval/wirecap.py CLIENT.pcap [--mac MAC]
+"""
+import argparse
+import re
+import struct
+import sys
+
+MARK_PORT = 9
+ROCE_PORT = 4791
+BTH_ACK = 0x11
+
+
+def read_pcap(path):
+    """[(t_ns, frame bytes (captured part), length on the wire)]"""
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 24:
+        raise ValueError(f"{path}: not a pcap file")
+    magic = struct.unpack_from("<I", data)[0]
+    if magic not in (0xa1b23c4d, 0xa1b2c3d4):
+        raise ValueError(f"{path}: not a little-endian pcap file (magic {magic:#x})")
+    scale = 1 if magic == 0xa1b23c4d else 1000
+    out, off = [], 24
+    while off + 16 <= len(data):
+        sec, frac, incl, orig = struct.unpack_from("<IIII", data, off)
+        off += 16
+        out.append(((sec * 1_000_000_000 + frac * scale), data[off:off + incl], orig))
+        off += incl
+    return out
+
+
+def classify(frame):
+    """('mark', name) | ('data', None) | (None, None)"""
+    if len(frame) < 42 or frame[12:14] != b"\x08\x00" or frame[23] != 17:
+        return None, None
+    ihl = (frame[14] & 15) * 4
+    l4 = 14 + ihl
+    if len(frame) < l4 + 8:
+        return None, None
+    dport = struct.unpack_from(">H", frame, l4 + 2)[0]
+    payload = frame[l4 + 8:]
+    if dport == MARK_PORT:
+        m = re.match(rb"@@([^@\s]+)@@", payload)
+        return ("mark", m.group(1).decode()) if m else (None, None)
+    if dport == ROCE_PORT and payload and payload[0] == BTH_ACK:
+        return None, None
+    return "data", None
+
+
+def station(frames):
+    """The capturing NIC's MAC: the unicast address seen in most frames (it
+    is the source or the destination of every frame on its wire)."""
+    count = {}
+    for _, f, _ in frames:
+        if len(f) >= 12:
+            for mac in (f[0:6], f[6:12]):
+                if not mac[0] & 1:
+                    count[mac] = count.get(mac, 0) + 1
+    return max(count, key=count.get) if count else None
+
+
+def sections(frames, mac=None):
+    """{name: [turnaround ns, ...]} from a client's capture."""
+    mac = mac or station(frames)
+    out, name, last_rx = {}, None, None
+    for t, f, _ in sorted(frames, key=lambda x: x[0]):
+        kind, mark = classify(f)
+        if kind == "mark":
+            name, last_rx = mark, None
+            out.setdefault(name, [])
+            continue
+        if kind != "data" or name is None:
+            continue
+        if f[0:6] == mac:           # received
+            last_rx = t
+        elif f[6:12] == mac:        # sent
+            if last_rx is not None:
+                out[name].append(t - last_rx)
+            last_rx = None
+    return out
+
+
+def pct(xs, p):
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(round(p / 100.0 * (len(s) - 1))))]
+
+
+def summary(samples):
+    """p50/p99 in µs (1 decimal) and the sample count."""
+    if not samples:
+        return None
+    return dict(p50=round(pct(samples, 50) / 1000.0, 1), p99=round(pct(samples, 99) / 1000.0, 1),
+                n=len(samples))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("pcap")
+    ap.add_argument("--mac", help="the client NIC's MAC (default: guessed)")
+    a = ap.parse_args()
+    mac = bytes.fromhex(a.mac.replace(":", "")) if a.mac else None
+    try:
+        frames = read_pcap(a.pcap)
+    except (OSError, ValueError) as e:
+        sys.exit(f"wirecap: {e}")
+    print("| section | turnarounds | processing p50 / p99 (µs) |")
+    print("|---|---:|---|")
+    for name, xs in sections(frames, mac).items():
+        s = summary(xs)
+        print(f"| {name} | {len(xs)} | " + (f"{s['p50']} / {s['p99']} |" if s else "none |"))
+
+
+if __name__ == "__main__":
+    main()
