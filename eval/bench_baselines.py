@@ -48,11 +48,15 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import accio  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "eval"))
+import wirecap  # noqa: E402
 
 RDMA_PKGS = ["iproute2", "ibverbs-utils", "ibverbs-providers", "perftest"]
 DPDK_PKGS = accio.read_pkg_list(os.path.join(ROOT, "buildroot-config", "dpdk-packages.txt"))
@@ -80,7 +84,22 @@ VERBS = [("verbs-ud", "accio0", "accio0", ""), ("verbs-ud-ev", "accio0", "accio0
          ("verbs-ud-rxe", "accio0", "rxe0", "")]
 
 
-def scripts(sizes, count, hart, only=None):
+def mark(name, size):
+    """The start of a section in the client's wire capture (eval/wirecap.py)."""
+    return f"echo @@{name}:{size}@@ | nc -u -w 1 10.0.3.1 9"
+
+
+# both SoCs boot together in lockstep: the client waits for its servers
+WAIT = ("for p in 7000 7001; do for i in $(seq 100); do udp_pingpong -s 10.0.3.1 -p $p -n 1 "
+        "-t 100 -q > /dev/null 2>&1 && break; done; done")
+
+
+def scripts(sizes, count, hart, only=None, lockstep=True):
+    """(server script, client script). lockstep: the UDP clients take no
+    hardware timestamps (-H), so that between two requests they do only
+    their own work: their processing time comes from the wire capture, as
+    every contender's does."""
+    nohw = "-H " if lockstep else ""
     udp = [c for c in UDP if not only or c[0] in only]
     rxe = [c for c in RXE if not only or c[0] in only]
     verbs = [c for c in VERBS if not only or c[0] in only]
@@ -88,24 +107,24 @@ def scripts(sizes, count, hart, only=None):
     cpu = f"grep '^cpu{hart} ' /proc/stat"
     srv = ["rdma link add rxe0 type rxe netdev eth0", "udp_echo -p 7000 &",
            f"{PRELOAD} udp_echo -p 7001 &"]
-    cli = ["rdma link add rxe0 type rxe netdev eth0"]
+    cli = ["rdma link add rxe0 type rxe netdev eth0", WAIT]
     for size in sizes:
         for name, env, port in udp:
-            cli.append(f"echo @@{name}:{size}@@; {cpu}; {env} taskset {mask} udp_pingpong "
-                       f"-s 10.0.3.1 -p {port} -m {size} -n {count} -q | grep -E "
+            cli.append(f"echo @@{name}:{size}@@; {mark(name, size)}; {cpu}; {env} taskset {mask} "
+                       f"udp_pingpong {nohw}-s 10.0.3.1 -p {port} -m {size} -n {count} -q | grep -E "
                        f"'^(rtt_p50_us|rtt_p99_us|proc_p50_us|proc_p99_us)=|bad='; {cpu}")
         for name, opts in rxe:
             lat = f"ib_send_lat -d rxe0 -F -n {count} -s {size} {opts}"
             srv.append(f"for i in $(seq 5); do {lat} > /tmp/lat.out 2>&1 && break; "
                        f"cat /tmp/lat.out; done")
-            cli.append(f"echo @@{name}:{size}@@; {cpu}; for i in $(seq 40); do "
+            cli.append(f"echo @@{name}:{size}@@; {mark(name, size)}; {cpu}; for i in $(seq 40); do "
                        f"taskset {mask} {lat} 10.0.3.1 > /tmp/lat.out 2>&1 && break; "
                        f"sleep 0.5; done; {cpu}; grep -A1 '#bytes' /tmp/lat.out || cat /tmp/lat.out")
         for name, cdev, sdev, opts in verbs:
             lat = f"ib_send_lat -F -n {count} -s {size} -c UD{opts}"
             srv.append(f"for i in $(seq 5); do {lat} -d {sdev} > /tmp/lat.out 2>&1 && break; "
                        f"cat /tmp/lat.out; done")
-            cli.append(f"echo @@{name}:{size}@@; {cpu}; for i in $(seq 40); do "
+            cli.append(f"echo @@{name}:{size}@@; {mark(name, size)}; {cpu}; for i in $(seq 40); do "
                        f"taskset {mask} {lat} -d {cdev} 10.0.3.1 > /tmp/lat.out 2>&1 && break; "
                        f"sleep 0.5; done; {cpu}; grep -A1 '#bytes' /tmp/lat.out || cat /tmp/lat.out")
     dpdk = [c for c in DPDK if not only or c[0] in only]
@@ -114,7 +133,7 @@ def scripts(sizes, count, hart, only=None):
     for size in sizes:
         for name, port in dpdk:
             cli.append(f"echo @@{name}:{size}@@; {cpu}; dpdk_pingpong -l {hart} {DPDK_EAL} -- "
-                       f"-s 10.0.3.1 -l 10.0.3.2 -p {port} -m {size} -n {count} -q 2>&1 | "
+                       f"-s 10.0.3.1 -l 10.0.3.2 -p {port} -m {size} -n {count} -q -k {name}:{size} 2>&1 | "
                        f"grep -E '^(rtt_p50_us|rtt_p99_us)=|bad=|dpdk_pingpong:'; {cpu}")
     pmd = [c for c in PMD if not only or c[0] in only]
     if pmd:
@@ -123,7 +142,7 @@ def scripts(sizes, count, hart, only=None):
         for name, port in pmd:
             cli.append(f"echo @@{name}:{size}@@; {cpu}; /opt/dpdk/bin/dpdk_pingpong -l {hart} "
                        f"{PMD_EAL} -- -s 10.0.3.1 -l 10.0.3.2 -p {port} -m {size} -n {count} "
-                       f"-q 2>&1 | grep -E '^(rtt_p50_us|rtt_p99_us|proc_p50_us|proc_p99_us)=|"
+                       f"-q -k {name}:{size} 2>&1 | grep -E '^(rtt_p50_us|rtt_p99_us|proc_p50_us|proc_p99_us)=|"
                        f"bad=|dpdk_pingpong:|net_accio:'; {cpu}")
     return "\n".join(srv + ["wait"]), "\n".join(cli)
 
@@ -166,37 +185,68 @@ def main():
     ap.add_argument("--count", type=int, default=2000)
     ap.add_argument("--hart", type=int, default=1)
     ap.add_argument("--only", help="comma-separated contenders (default: all)")
+    ap.add_argument("--lockstep", type=int, default=5000, metavar="NS",
+                    help="the wire's one-way latency in lockstep virtual time (default 5000)")
+    ap.add_argument("--realtime", action="store_true",
+                    help="real time instead: the two QEMUs run free (dgram wire)")
+    ap.add_argument("--pcap-dir", help="keep both SoCs' wire captures here")
     ap.add_argument("--json")
     a = ap.parse_args()
     sizes = [int(s) for s in a.sizes.split(",")]
-    server, client = scripts(sizes, a.count, a.hart,
-                             a.only.split(",") if a.only else None)
     only = a.only.split(",") if a.only else []
+    server, client = scripts(sizes, a.count, a.hart, only or None, not a.realtime)
     dpdk = not only or "dpdk-afxdp" in only
     pmd = not only or "dpdk" in only
-    rs, rc = accio.run_pair(server, client, timeout=3000,
-                            pkgs=RDMA_PKGS + (DPDK_PKGS if dpdk else []) +
-                            (PMD_PKGS if pmd else []),
-                            add=(DPDK_ADD if dpdk else []) + (PMD_ADD if pmd else []))
-    if rc.rc != 0:
-        sys.exit("client SoC failed:\n" + rc.output[-3000:])
-    res = parse(rc.output, a.hart)
-    print(f"| contender | size | RTT p50 / p99 (µs) | client processing p50 / p99 (µs) | "
-          f"CPU busy, client hart {a.hart} |")
-    print("|---|---:|---|---|---:|")
-    for name in [c[0] for c in UDP + RXE + [v[:1] for v in VERBS] + DPDK + PMD if not a.only or c[0] in a.only.split(",")]:
+    pcap_dir = a.pcap_dir or tempfile.mkdtemp(prefix="accio-baselines-")
+    os.makedirs(pcap_dir, exist_ok=True)
+    try:
+        rs, rc = accio.run_pair(server, client, timeout=3000,
+                                pkgs=RDMA_PKGS + (DPDK_PKGS if dpdk else []) +
+                                (PMD_PKGS if pmd else []),
+                                add=(DPDK_ADD if dpdk else []) + (PMD_ADD if pmd else []),
+                                lockstep=None if a.realtime else a.lockstep,
+                                pcap_dir=pcap_dir)
+        if rc.rc != 0:
+            sys.exit("client SoC failed:\n" + rc.output[-3000:])
+        res = parse(rc.output, a.hart)
+        turn = wirecap.sections(wirecap.read_pcap(os.path.join(pcap_dir, "client.pcap")),
+                                bytes.fromhex(accio.PAIR_NET["client"][1].replace(":", "")))
+    finally:
+        if not a.pcap_dir:
+            shutil.rmtree(pcap_dir, ignore_errors=True)
+    for key, sec in turn.items():
+        name, _, size = key.rpartition(":")
+        w, hw = wirecap.summary(sec["turn"]), wirecap.summary(sec["rtt"])
+        r = res.get(name, {}).get(int(size)) if size.isdigit() else None
+        if r is None:
+            continue
+        if w:
+            r.update(wire_p50=w["p50"], wire_p99=w["p99"], wire_n=w["n"])
+        if hw:
+            r.update(rtt_hw_p50=hw["p50"], rtt_hw_p99=hw["p99"])
+            if "rtt_p50" in r:
+                r["sw_hw_p50"] = round(r["rtt_p50"] - hw["p50"], 1)
+    clock = "real time" if a.realtime else f"lockstep virtual time, wire {a.lockstep} ns one way"
+    print(f"Two SoCs, {clock}; {a.count} round trips a row.\n")
+    print(f"| contender | size | RTT_sw p50 / p99 (µs) | RTT_hw p50 (µs) | RTT_sw - RTT_hw p50 "
+          f"(µs) | client turnaround on the wire p50 / p99 (µs) | CPU busy, client hart "
+          f"{a.hart} |")
+    print("|---|---:|---|---:|---:|---|---:|")
+    for name in [c[0] for c in UDP + RXE + [v[:1] for v in VERBS] + DPDK + PMD
+                 if not only or c[0] in only]:
         for size in sizes:
             r = res.get(name, {}).get(size)
             if not r or "rtt_p50" not in r:
                 why = f" ({r['why']})" if r and r.get("why") else ""
-                print(f"| {name} | {size} | failed{why} | | |")
+                print(f"| {name} | {size} | failed{why} | | | | |")
                 continue
-            proc = f"{r['proc_p50']} / {r['proc_p99']}" if "proc_p50" in r else "n/a"
+            wire = f"{r['wire_p50']} / {r['wire_p99']}" if "wire_p50" in r else "n/a"
             print(f"| {name} | {size} | {r['rtt_p50']} / {r['rtt_p99']}"
-                  f"{'' if r.get('ok') else ' (bad replies)'} | {proc} | {r['cpu']} % |")
+                  f"{'' if r.get('ok') else ' (bad replies)'} | {r.get('rtt_hw_p50', 'n/a')} | "
+                  f"{r.get('sw_hw_p50', 'n/a')} | {wire} | {r['cpu']} % |")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(res, f, indent=1)
+            json.dump(dict(clock=clock, count=a.count, results=res), f, indent=1)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,11 @@ reply's arrival to the next request's departure is the client's whole
 turnaround: receive path, the program's own work between two requests,
 send path. That is the processing time the paper defines (RTT_sw - RTT_hw),
 taken where the NIC's hardware timestamps are taken, and it needs nothing
-from the program: perftest, DPDK and Linux sockets are measured alike.
+from the program: perftest, DPDK and Linux sockets are measured alike. It
+includes the program's own work between two requests (filling and checking
+buffers, reading clocks). The capture also gives RTT_hw (a request's
+departure to its reply's arrival), so that RTT_sw - RTT_hw follows from any
+program's own round-trip time.
 
 Sections: a datagram to UDP port 9 (discard) whose payload starts with
 @@NAME@@ (busybox: echo @@NAME@@ | nc -u -w 1 HOST 9) starts a section;
@@ -78,23 +82,27 @@ def station(frames):
 
 
 def sections(frames, mac=None):
-    """{name: [turnaround ns, ...]} from a client's capture."""
+    """{name: {"turn": [ns...], "rtt": [ns...]}} from a client's capture:
+    turn, a reply's arrival to the next request's departure; rtt, a
+    request's departure to the next reply's arrival (RTT_hw, NIC to NIC)."""
     mac = mac or station(frames)
-    out, name, last_rx = {}, None, None
+    out, name, last_rx, last_tx = {}, None, None, None
     for t, f, _ in sorted(frames, key=lambda x: x[0]):
         kind, mark = classify(f)
         if kind == "mark":
-            name, last_rx = mark, None
-            out.setdefault(name, [])
+            name, last_rx, last_tx = mark, None, None
+            out.setdefault(name, {"turn": [], "rtt": []})
             continue
         if kind != "data" or name is None:
             continue
         if f[0:6] == mac:           # received
-            last_rx = t
+            if last_tx is not None:
+                out[name]["rtt"].append(t - last_tx)
+            last_rx, last_tx = t, None
         elif f[6:12] == mac:        # sent
             if last_rx is not None:
-                out[name].append(t - last_rx)
-            last_rx = None
+                out[name]["turn"].append(t - last_rx)
+            last_rx, last_tx = None, t
     return out
 
 
@@ -122,11 +130,12 @@ def main():
         frames = read_pcap(a.pcap)
     except (OSError, ValueError) as e:
         sys.exit(f"wirecap: {e}")
-    print("| section | turnarounds | processing p50 / p99 (µs) |")
-    print("|---|---:|---|")
-    for name, xs in sections(frames, mac).items():
-        s = summary(xs)
-        print(f"| {name} | {len(xs)} | " + (f"{s['p50']} / {s['p99']} |" if s else "none |"))
+    print("| section | turnarounds | turnaround p50 / p99 (µs) | RTT_hw p50 / p99 (µs) |")
+    print("|---|---:|---|---|")
+    for name, sec in sections(frames, mac).items():
+        t, r = summary(sec["turn"]), summary(sec["rtt"])
+        print(f"| {name} | {len(sec['turn'])} | " + (f"{t['p50']} / {t['p99']}" if t else "none")
+              + " | " + (f"{r['p50']} / {r['p99']}" if r else "none") + " |")
 
 
 if __name__ == "__main__":

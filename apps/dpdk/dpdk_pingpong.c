@@ -3,7 +3,7 @@
  * dpdk_pingpong - UDP ping-pong client on DPDK's ethdev API.
  *
  *   dpdk_pingpong [EAL options] -- -s IPV4 -l IPV4 [-p PORT] [-m SIZE]
- *                 [-n COUNT] [-q]
+ *                 [-n COUNT] [-q] [-k MARK]
  *
  * Sends COUNT datagrams of SIZE bytes to IPV4:PORT from -l's address, one
  * at a time, each after the previous reply, busy-polling the port's RX
@@ -20,6 +20,9 @@
  * RTT_hw = RX stamp of the reply - TX stamp of the request is taken too,
  * and the client's processing time RTT_sw - RTT_hw is printed as
  * hw_samples, rtt_hw_avg_us, proc_p50_us, proc_p99_us and proc_cdf_us.
+ * -k MARK sends "@@MARK@@" to the server's port 9 (discard) right before the
+ * measured round trips: the start of a section in a capture of the wire
+ * (eval/wirecap.py), where the kernel cannot send it for us.
  * Exit status: 0 when every reply came back intact, 1 otherwise, 2 on a
  * setup error (no port, no memory, no ARP reply, no echo).
  */
@@ -279,7 +282,7 @@ static uint64_t tx_stamp(struct ctx *c)
 static void usage(void)
 {
 	fprintf(stderr, "usage: dpdk_pingpong [EAL options] -- -s SERVER_IPV4 -l LOCAL_IPV4 "
-		"[-p PORT] [-m SIZE] [-n COUNT] [-q]\n");
+		"[-p PORT] [-m SIZE] [-n COUNT] [-q] [-k MARK]\n");
 	exit(2);
 }
 
@@ -287,6 +290,7 @@ int main(int argc, char **argv)
 {
 	struct ctx c = { 0 };
 	int size = 64, quiet = 0, opt, eal;
+	const char *mark = NULL;
 	long count = 1000, bad = 0;
 	uint8_t out[1472], in[1472];
 	struct in_addr a;
@@ -304,7 +308,7 @@ int main(int argc, char **argv)
 	argv += eal;
 	c.rport = rte_cpu_to_be_16(7000);
 	c.lport = rte_cpu_to_be_16(40000 + (getpid() % 20000));
-	while ((opt = getopt(argc, argv, "s:l:p:m:n:q")) != -1) {
+	while ((opt = getopt(argc, argv, "s:l:p:m:n:qk:")) != -1) {
 		switch (opt) {
 		case 's':
 		case 'l':
@@ -316,6 +320,7 @@ int main(int argc, char **argv)
 		case 'm': size = atoi(optarg); break;
 		case 'n': count = atol(optarg); break;
 		case 'q': quiet = 1; break;
+		case 'k': mark = optarg; break;
 		default: usage();
 		}
 	}
@@ -373,6 +378,24 @@ int main(int argc, char **argv)
 	for (t0 = now_ns(); now_ns() - t0 < 300000000ull; )
 		poll_reply(&c, in, sizeof(in));
 	tx_stamp(&c);	/* the warm-up's stamps are not a round trip's */
+	if (mark) {
+		/*
+		 * -k: "@@MARK@@" to the server's discard port (9) right before
+		 * the measured round trips: a section start in a capture of
+		 * the wire (eval/wirecap.py), sent the way the requests are.
+		 */
+		char text[128];
+		uint16_t rport = c.rport;
+		struct rte_mbuf *m;
+		int n = snprintf(text, sizeof(text), "@@%s@@", mark);
+
+		c.rport = rte_cpu_to_be_16(9);
+		m = build_udp(&c, (const uint8_t *)text,
+			      n < (int)sizeof(text) ? n : (int)sizeof(text) - 1);
+		c.rport = rport;
+		if (m)
+			send_one(&c, m);
+	}
 
 	start = now_ns();
 	span_mark(1);

@@ -3,6 +3,7 @@ wire, accio_wire.c) and the capture of each NIC's wire in virtual time:
 the pair repeats exactly, frames cross the wire in its latency, and the
 client's turnaround comes from the capture alone (eval/wirecap.py)."""
 import os
+import re
 import subprocess
 
 import accio
@@ -68,9 +69,16 @@ def test_two_socs_in_lockstep_repeat_exactly(tmp_path):
 
     turn = wirecap.sections(cli, CLIENT_MAC)
     assert sorted(turn) == ["accio", "linux"], turn.keys()
-    linux, acc = wirecap.summary(turn["linux"]), wirecap.summary(turn["accio"])
+    linux, acc = wirecap.summary(turn["linux"]["turn"]), wirecap.summary(turn["accio"]["turn"])
     assert linux["n"] == acc["n"] == 209, (linux, acc)
     assert 0 < acc["p50"] < linux["p50"], (linux, acc)
+    # NIC to NIC: two latencies and the server's time; below the program's RTT
+    for name in ("linux", "accio"):
+        hw = wirecap.summary(turn[name]["rtt"])
+        assert hw["n"] == 210 and hw["p50"] * 1000 > 2 * LATENCY, (name, hw)
+    sw = [float(x) for x in re.findall(r"^rtt_p50_us=([\d.]+)$", runs[0][0], re.M)]
+    assert len(sw) == 2 and all(
+        wirecap.summary(turn[n]["rtt"])["p50"] < v for n, v in zip(("linux", "accio"), sw)), sw
     # the server's capture has the same round trips from its side
     assert len(wirecap.sections(srv, SERVER_MAC)) == 2
 
