@@ -32,10 +32,11 @@ spinning (ACCIO_SPIN_US=100000), Accio adaptive (ACCIO_SPIN_US=auto: spins
 while the connection's recent waits are short, sleeps otherwise), and, in
 the latency and CPU experiments, DPDK on the NIC's own poll-mode driver
 (net_accio, apps/dpdk/net_accio: dpdk_pingpong, whose processing time comes
-from the same NIC timestamps). RDMA runs only between two SoCs in real time
-(eval/bench_baselines.py), and DPDK is not in the multiplexing experiment
-yet: the report shows them as missing there, with the reason, not as
-numbers.
+from the same NIC timestamps); in the multiplexing experiment DPDK as one
+dispatcher and T worker clients (dpdk_dispatch -c, T <= 16), measured on
+the NIC's wire (eval/wirecap.py) like every contender's turnaround there.
+RDMA runs between two SoCs (eval/bench_baselines.py, in lockstep virtual
+time): the report shows it as missing here, with the reason.
 
 Writes DIR/<experiment>.json (configuration, raw results, checksums),
 DIR/<experiment>.png and the report (Markdown, plots embedded, a "paper vs
@@ -46,8 +47,10 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -55,6 +58,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import accio  # noqa: E402
 import breakdown  # noqa: E402
+import wirecap  # noqa: E402
 
 SHIFT = 4
 CONTENDERS = {  # the breakdown's modes, and the adaptive spin policy
@@ -72,8 +76,9 @@ MISSING = {
     "dpdk": "not in this experiment yet; DPDK on the NIC's own poll-mode driver (net_accio) "
             "is in the latency and CPU experiments and between two SoCs "
             "(eval/bench_baselines.py)",
-    "rdma": "soft-RoCE (rxe) between two SoCs in real time (eval/bench_baselines.py); "
-            "perftest reports no NIC-timestamped processing time",
+    "rdma": "needs a verbs peer: between two SoCs in lockstep virtual time "
+            "(eval/bench_baselines.py, eval/results/baselines-lockstep.json), where the wire "
+            "capture gives perftest's processing time",
 }
 PEER_NS = 20000        # the server's service time in the latency experiments
 HART = 1               # the client's hart (the NIC interrupt is taken on hart 0)
@@ -101,9 +106,10 @@ class Runner:
     def __init__(self):
         self.checked = {}
 
-    def guest(self, exp, cmd, wire, shift=SHIFT, timeout=3000, qemu_extra=(), pkgs=(), add=()):
+    def guest(self, exp, cmd, wire, shift=SHIFT, timeout=3000, qemu_extra=(), pkgs=(), add=(),
+              pcap=None):
         r = accio.run(cmd, icount=shift, wire=wire, timeout=timeout, qemu_extra=qemu_extra,
-                      pkgs=pkgs, add=add)
+                      pkgs=pkgs, add=add, pcap=pcap)
         if r.rc != 0:
             raise SystemExit(f"eval {exp}: guest command failed (rc {r.rc}):\n{cmd}\n"
                              + r.output[-3000:])
@@ -144,6 +150,34 @@ def pingpong(env, size, count, port=7, extra=""):
 
 def pmd_available():
     return os.path.exists(os.path.join(PMD_TREE, "lib", "accio", "librte_net_accio.so"))
+
+
+# the dispatcher design (dpdk_dispatch -c) with up to this many worker clients:
+# beyond, polling workers outnumber the harts so far that a run does not end
+# (T=64: 12,800 round trips unfinished after 2,000 s of virtual time)
+DPDK_MAX_T = 16
+
+
+def pmd_dispatch_clients(t, count, port=7):
+    """The dispatcher (EAL primary, owns net_accio, hart 0) and t worker
+    processes (secondaries), each a ping-pong client of the wire peer."""
+    d = "/opt/dpdk/bin/dpdk_dispatch"
+    pmd = "-d /opt/dpdk/lib/accio/librte_net_accio.so --vdev net_accio0"
+    return (f"{PMD_PREP}; ({d} -l 0 {pmd} -- -T {t} -l 10.0.2.15 -c 10.0.2.2 > /tmp/d.out 2>&1; "
+            "echo dispatch_rc=$? >> /tmp/d.out) & "
+            "for i in $(seq 100); do grep -q 'dispatcher ready' /tmp/d.out && break; sleep 0.2; done; "
+            f"for w in $(seq 0 {t - 1}); do {d} --proc-type=secondary {pmd} "
+            "--lcores=$((w + 1))@$((w % 3 + 1)) "
+            f"-- -w $w -p {port} -n {count} -m 64 -t 1000 > /tmp/w$w.out 2>&1 & done; wait; "
+            "grep -v '^EAL:\\|^TELEMETRY:' /tmp/d.out; "
+            f"for w in $(seq 0 {t - 1}); do echo @@c$w@@; grep -v '^EAL:\\|^TELEMETRY:' /tmp/w$w.out; done")
+
+
+def wire_turnarounds(pcap):
+    """Every client flow's turnarounds on the wire, pooled (ns), and the
+    number of flows."""
+    fl = wirecap.flows(wirecap.read_pcap(pcap))
+    return [x for f in fl.values() for x in f["turn"]], len(fl)
 
 
 def pmd_pingpong(size, count, port=7):
@@ -319,51 +353,112 @@ MULTIPLEX = {"threads": None, "count": None}
 def exp_multiplex(run, quick):
     threads = MULTIPLEX["threads"] or ([1, 4, 16] if quick else [1, 4, 64, 256, 1024])
     count = MULTIPLEX["count"] or (100 if quick else 2000)
+    missing = dict(MISSING)
+    if pmd_available():
+        missing.pop("dpdk")
+        if any(t > DPDK_MAX_T for t in threads):
+            missing["dpdk"] = (f"T > {DPDK_MAX_T}: the dispatcher's polling worker processes "
+                               "outnumber the harts so far that a run does not end (T=64: "
+                               "12,800 round trips unfinished after 2,000 s of virtual time)")
     res = {"threads": threads, "count_per_client": count, "peer_ns": PEER_NS,
-           "rows": [], "missing": MISSING}
-    for name in ("linux", "accio"):
-        env = CONTENDERS[name]
-        for t in threads:
-            # 1024 clients: a quarter of the round trips each, the same total
-            # as 256 clients (more than 64 clients share the 64 ICT rows)
-            count = res["count_per_client"] // (4 if t > 256 else 1)
-            # -t: under overload a kernel may drop a datagram; the client
-            # counts it lost after a second instead of waiting for ever
-            # udp_multi forks the T clients, then releases them at once
-            cmd = (f"{env} udp_multi -T {t} -o /tmp/pp -n {count} -m 64 -p 7 -t 1000; "
-                   f"for i in $(seq {t}); do echo @@c$i@@; cat /tmp/pp.$i; done")
-            progress(f"multiplex: {name}, T={t} clients x {count} round trips")
-            sec = sections(run.guest("multiplex", cmd, f"echo:{PEER_NS}",
-                                     timeout=max(3000, 3 * count)))
-            pts, p50s, p99s, bad, samples, lost, diag = [], [], [], 0, 0, 0, []
-            for i in range(1, t + 1):
-                text = sec.get(f"c{i}", "")
-                d = kv(text)
-                if not re.search(rf"datagrams={count} bad=0$", text, re.M) or "lost" not in d:
-                    bad += 1
-                    continue
-                lost += int(d["lost"])
-                if int(d["lost"]):
-                    # what the client's kernel showed at its first loss
-                    diag += [f"client {i}: " + ln for ln in text.splitlines()
-                             if ln.startswith(("diag ", "lost="))][:60]
-                if "proc_cdf_us" not in d:
-                    continue
-                samples += int(d["hw_samples"])
-                pts += [float(x) for x in d["proc_cdf_us"].split(",")]
-                p50s.append(float(d["proc_p50_us"]))
-                p99s.append(float(d["proc_p99_us"]))
-            pts.sort()
-            res["rows"].append({"contender": name, "threads": t, "count": count,
-                                "clients_ok": t - bad,
-                                "hw_samples": samples, "lost": lost,
-                                "loss_diagnostics": diag,
-                                "pooled_quantiles_us": pts,
-                                "p50_us": pts[len(pts) // 2] if pts else None,
-                                "p99_us": pts[len(pts) * 99 // 100] if pts else None,
-                                "median_client_p50_us": sorted(p50s)[len(p50s) // 2]
-                                if p50s else None})
+           "rows": [], "missing": missing}
+    tmp = tempfile.mkdtemp(prefix="accio-multiplex-")
+    try:
+        for name in ("linux", "accio"):
+            for t in threads:
+                res["rows"].append(multiplex_sockets(run, name, t, res["count_per_client"],
+                                                     os.path.join(tmp, "wire.pcap")))
+        if pmd_available():
+            for t in [t for t in threads if t <= DPDK_MAX_T] or [1]:
+                res["rows"].append(multiplex_dpdk(run, t, res["count_per_client"],
+                                                  os.path.join(tmp, "wire.pcap")))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return res
+
+
+def _wire_fields(turn, flows):
+    turn.sort()
+    return {"wire_flows": flows, "wire_n": len(turn),
+            "wire_p50_us": round(turn[len(turn) // 2] / 1000, 1) if turn else None,
+            "wire_p99_us": round(turn[len(turn) * 99 // 100] / 1000, 1) if turn else None,
+            "wire_quantiles_us": [round(turn[min(len(turn) - 1, int(q / 100 * len(turn)))] / 1000, 1)
+                                  for q in (1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 100)]
+            if turn else []}
+
+
+def multiplex_sockets(run, name, t, count_all, pcap):
+    env = CONTENDERS[name]
+    # 1024 clients: a quarter of the round trips each, the same total
+    # as 256 clients (more than 64 clients share the 64 ICT rows)
+    count = count_all // (4 if t > 256 else 1)
+    # -t: under overload a kernel may drop a datagram; the client
+    # counts it lost after a second instead of waiting for ever
+    # udp_multi forks the T clients, then releases them at once
+    cmd = (f"{env} udp_multi -T {t} -o /tmp/pp -n {count} -m 64 -p 7 -t 1000; "
+           f"for i in $(seq {t}); do echo @@c$i@@; cat /tmp/pp.$i; done")
+    progress(f"multiplex: {name}, T={t} clients x {count} round trips")
+    sec = sections(run.guest("multiplex", cmd, f"echo:{PEER_NS}",
+                             timeout=max(3000, 3 * count), pcap=pcap))
+    pts, p50s, p99s, bad, samples, lost, diag = [], [], [], 0, 0, 0, []
+    for i in range(1, t + 1):
+        text = sec.get(f"c{i}", "")
+        d = kv(text)
+        if not re.search(rf"datagrams={count} bad=0$", text, re.M) or "lost" not in d:
+            bad += 1
+            continue
+        lost += int(d["lost"])
+        if int(d["lost"]):
+            # what the client's kernel showed at its first loss
+            diag += [f"client {i}: " + ln for ln in text.splitlines()
+                     if ln.startswith(("diag ", "lost="))][:60]
+        if "proc_cdf_us" not in d:
+            continue
+        samples += int(d["hw_samples"])
+        pts += [float(x) for x in d["proc_cdf_us"].split(",")]
+        p50s.append(float(d["proc_p50_us"]))
+        p99s.append(float(d["proc_p99_us"]))
+    pts.sort()
+    row = {"contender": name, "threads": t, "count": count,
+           "clients_ok": t - bad,
+           "hw_samples": samples, "lost": lost,
+           "loss_diagnostics": diag,
+           "pooled_quantiles_us": pts,
+           "p50_us": pts[len(pts) // 2] if pts else None,
+           "p99_us": pts[len(pts) * 99 // 100] if pts else None,
+           "median_client_p50_us": sorted(p50s)[len(p50s) // 2]
+           if p50s else None}
+    row.update(_wire_fields(*wire_turnarounds(pcap)))
+    return row
+
+
+def multiplex_dpdk(run, t, count, pcap):
+    """The paper's design for DPDK with many connections: one dispatcher
+    owns the NIC, T worker processes are the clients (dpdk_dispatch -c).
+    No worker sees its request's NIC timestamp, so the processing time is
+    the wire's turnaround per client flow (eval/wirecap.py)."""
+    progress(f"multiplex: dpdk (dispatcher + workers), T={t} clients x {count} round trips")
+    out = run.guest("multiplex", pmd_dispatch_clients(t, count), f"echo:{PEER_NS}",
+                    timeout=max(3000, 3 * count), pkgs=PMD_PKGS,
+                    add=[(PMD_TREE, "/opt/dpdk")], pcap=pcap)
+    sec = sections(out)
+    bad = lost = 0
+    for w in range(t):
+        text = sec.get(f"c{w}", "")
+        d = kv(text)
+        if not re.search(rf"datagrams={count} bad=0$", text, re.M) or "lost" not in d:
+            bad += 1
+            continue
+        lost += int(d["lost"])
+    turn, flows = wire_turnarounds(pcap)
+    row = {"contender": "dpdk", "threads": t, "count": count, "clients_ok": t - bad,
+           "hw_samples": 0, "lost": lost, "loss_diagnostics": [],
+           "dispatcher_ok": "dispatch_rc=0" in out}
+    row.update(_wire_fields(turn, flows))
+    # its processing time is the wire's turnaround (the plot and the table)
+    row.update(pooled_quantiles_us=row["wire_quantiles_us"], p50_us=row["wire_p50_us"],
+               p99_us=row["wire_p99_us"], median_client_p50_us=None)
+    return row
 
 
 def exp_breakdown(run, quick, outdir):
@@ -480,7 +575,7 @@ def plot_multiplex(res, path):
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.5, 4))
     styles = ["-", "--", ":", "-.", (0, (1, 4))]
-    for name in ("linux", "accio"):
+    for name in ("linux", "accio", "dpdk"):
         rows = [r for r in res["rows"] if r["contender"] == name]
         for i, r in enumerate(rows):
             q = r["pooled_quantiles_us"]
@@ -604,27 +699,43 @@ def report_cpu(r):
 
 def report_multiplex(r):
     lines = ["| contender | T | clients done (every reply checked) | datagrams lost | "
-             "round trips with NIC timestamps | processing p50 / p99 (µs, pooled) |",
-             "|---|---:|---:|---:|---:|---|"]
+             "round trips with NIC timestamps | processing p50 / p99 (µs, pooled) | "
+             "turnaround on the wire p50 / p99 (µs, pooled) |",
+             "|---|---:|---:|---:|---:|---|---|"]
     for x in r["rows"]:
+        stamps = (f"{x['hw_samples']:,} of {x['threads'] * x.get('count', r['count_per_client']):,}"
+                  if x["contender"] != "dpdk" else "none reach a worker")
+        proc = (f"{_f(x['p50_us'])} / {_f(x['p99_us'])}" if x["contender"] != "dpdk"
+                else "(the turnaround)")
         lines.append(f"| {x['contender']} | {x['threads']} | {x['clients_ok']} | {x['lost']:,} | "
-                     f"{x['hw_samples']:,} of "
-                     f"{x['threads'] * x.get('count', r['count_per_client']):,} | "
-                     f"{_f(x['p50_us'])} / {_f(x['p99_us'])} |")
+                     f"{stamps} | {proc} | "
+                     f"{_f(x.get('wire_p50_us'))} / {_f(x.get('wire_p99_us'))} |")
     for k, why in r["missing"].items():
-        lines.append(f"| {k} | - | - | - | - | missing: {why} |")
+        lines.append(f"| {k} | - | - | - | - | missing: {why} | |")
     acc = {x["threads"]: x["p50_us"] for x in r["rows"] if x["contender"] == "accio"}
+    wire = {(x["contender"], x["threads"]): x.get("wire_p50_us") for x in r["rows"]}
+    dp = sorted(t for c, t in wire if c == "dpdk")
     t = r["threads"]
+    dpdk = (", ".join(f"T={n}: DPDK {_f(wire[('dpdk', n)])}, Accio {_f(wire.get(('accio', n)))}, "
+                      f"Linux {_f(wire.get(('linux', n)))} µs" for n in dp)
+            if dp else "missing")
     paper = ("| | paper | here |\n|---|---|---|\n"
              f"| Accio, T=1 vs T=4 | similar | p50 {_f(acc.get(1))} vs {_f(acc.get(4))} µs |\n"
              f"| Accio at more clients than cores | some loss (context switches) | "
              f"T={t[-1]}: p50 {_f(acc.get(t[-1]))} µs |\n"
-             "| DPDK (dispatcher + shared-memory FIFOs) | slowest | missing |\n")
+             f"| DPDK (dispatcher + shared-memory FIFOs) | slowest | turnaround p50 {dpdk} |\n")
     return ("Pooled: each client prints its processing-time percentiles (1, 5, 10, ..., "
             "95, 99, 100); the CDF pools those points of all clients. A round trip has a "
             "processing time only when the request's transmit timestamp reached the client "
             "before the reply: an overloaded kernel completes sends late, and Linux sockets "
-            "with many clients keep few samples.\n\n"
+            "with many clients keep few samples. The turnaround comes from a capture of the "
+            "NIC's wire (eval/wirecap.py): per client flow, a reply's arrival to the same "
+            "client's next request, pooled over all clients; it includes each program's own "
+            "work between the two (udp_pingpong reads its transmit timestamp from the error "
+            "queue there). DPDK runs the paper's design: one dispatcher process owns the NIC "
+            "(net_accio) and hands replies to T worker processes, the clients, through "
+            "rte_rings (dpdk_dispatch -c); a worker never sees its request's NIC timestamp, "
+            "so the turnaround is its processing time.\n\n"
             + "\n".join(lines) + "\n\n" + paper)
 
 

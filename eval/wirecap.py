@@ -106,6 +106,42 @@ def sections(frames, mac=None):
     return out
 
 
+def udp_ports(frame):
+    """(source port, destination port) of an IPv4 UDP frame, or None."""
+    if len(frame) < 42 or frame[12:14] != b"\x08\x00" or frame[23] != 17:
+        return None
+    l4 = 14 + (frame[14] & 15) * 4
+    if len(frame) < l4 + 4:
+        return None
+    return struct.unpack_from(">HH", frame, l4)
+
+
+def flows(frames, mac=None):
+    """{client port: {"turn": [ns...], "rtt": [ns...]}}: the same as
+    sections(), per UDP flow of the capturing station (its port: a request's
+    source, a reply's destination), for many clients at once."""
+    mac = mac or station(frames)
+    out, last_rx, last_tx = {}, {}, {}
+    for t, f, _ in sorted(frames, key=lambda x: x[0]):
+        kind, _ = classify(f)
+        ports = udp_ports(f) if kind == "data" else None
+        if ports is None:
+            continue
+        if f[0:6] == mac:
+            p = ports[1]
+            fl = out.setdefault(p, {"turn": [], "rtt": []})
+            if last_tx.get(p) is not None:
+                fl["rtt"].append(t - last_tx[p])
+            last_rx[p], last_tx[p] = t, None
+        elif f[6:12] == mac:
+            p = ports[0]
+            fl = out.setdefault(p, {"turn": [], "rtt": []})
+            if last_rx.get(p) is not None:
+                fl["turn"].append(t - last_rx[p])
+            last_rx[p], last_tx[p] = None, t
+    return out
+
+
 def pct(xs, p):
     s = sorted(xs)
     return s[min(len(s) - 1, int(round(p / 100.0 * (len(s) - 1))))]

@@ -1,17 +1,35 @@
 // SPDX-License-Identifier: MIT
 /*
- * dpdk_dispatch - a UDP echo service as one dispatcher and T worker
- * processes (DPDK multi-process): the dispatcher owns the port, hands each
- * received datagram to the next worker through that worker's rte_ring, and
- * sends what the workers put on the shared TX ring.
+ * dpdk_dispatch - one dispatcher and T worker processes (DPDK
+ * multi-process), the paper's design for many connections on DPDK: the
+ * dispatcher owns the port, hands received datagrams to the workers
+ * through each worker's rte_ring, and sends what the workers put on the
+ * shared TX ring. Either a UDP echo service, or T ping-pong clients.
  *
  *   dpdk_dispatch [EAL options] -- -T WORKERS -l IPV4 [-N COUNT] [-I SECONDS]
- *       the dispatcher (EAL primary); answers ARP for -l; after COUNT
- *       echoed datagrams, or SECONDS without a datagram after the first
- *       (0: never, the default for both), it stops the workers and exits
+ *       the dispatcher of an echo service (EAL primary); answers ARP for
+ *       -l and hands datagrams to the workers in turn; after COUNT echoed
+ *       datagrams, or SECONDS without a datagram after the first (0:
+ *       never, the default for both), it stops the workers and exits
+ *   dpdk_dispatch [EAL options] -- -T WORKERS -l IPV4 -c SERVER_IPV4
+ *       the dispatcher of T clients: resolves the server's MAC (ARP),
+ *       hands a datagram to port CLIENT_PORT0 + i to worker i, and exits
+ *       once every worker has finished
  *   dpdk_dispatch [EAL options] --proc-type=secondary -- -w INDEX
- *       worker INDEX (0..WORKERS-1): swaps each datagram's addresses and
- *       ports and queues it for transmission
+ *       echo worker INDEX (0..WORKERS-1): swaps each datagram's addresses
+ *       and ports and queues it for transmission
+ *   dpdk_dispatch [EAL options] --proc-type=secondary -- -w INDEX -p PORT
+ *           [-n COUNT] [-m SIZE] [-t MS]
+ *       client worker INDEX: COUNT round trips of SIZE-byte datagrams
+ *       (default 1000 of 64) from port CLIENT_PORT0 + INDEX to the server's
+ *       PORT, one at a time, each reply checked; a reply not back within
+ *       MS ms (default 1000) is lost. Prints worker=, datagrams=, bad=,
+ *       lost=, rtt_p50_us=, rtt_p99_us=. Round trips' NIC-to-NIC times come
+ *       from a capture of the wire (eval/wirecap.py, by client port): the
+ *       NIC stamps a packet, but a worker never sees its request's stamp.
+ *
+ * A worker that finds its ring empty sleeps 20 µs: the workers share the
+ * harts with the dispatcher, which polls the port without pause.
  *
  * Both print key=value statistics at exit; the dispatcher counts per
  * worker. Exit status 0, or 2 on a setup error.
@@ -22,6 +40,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <time.h>
 
 #include <rte_arp.h>
 #include <rte_cycles.h>
@@ -38,14 +58,19 @@
 #include <rte_ring.h>
 #include <rte_udp.h>
 
-#define MAX_WORKERS 16
+#define MAX_WORKERS 64
 #define BURST 32
 #define RING_SIZE 1024
+#define CLIENT_PORT0 20000
 
 /* shared between the processes, in a memzone */
 struct shared {
 	volatile int workers_ready;
 	volatile int stop;
+	volatile int clients_done;
+	int client;			/* the dispatcher of clients (-c) */
+	struct rte_ether_addr mac, peer_mac;
+	rte_be32_t ip, peer_ip;
 	uint64_t handed[MAX_WORKERS];
 	uint64_t echoed[MAX_WORKERS];
 };
@@ -133,6 +158,146 @@ static int run_worker(int idx)
 	return 0;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+#define HDRS (sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + \
+	      sizeof(struct rte_udp_hdr))
+
+/* A request of worker @idx: Ethernet, IPv4, UDP and @size payload bytes. */
+static struct rte_mbuf *build_request(struct rte_mempool *pool, const struct shared *sh,
+				      int idx, rte_be16_t dport, const uint8_t *payload,
+				      int size)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	struct rte_ether_hdr *eh;
+	struct rte_ipv4_hdr *ih;
+	struct rte_udp_hdr *uh;
+
+	if (!m)
+		return NULL;
+	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	ih = (struct rte_ipv4_hdr *)(eh + 1);
+	uh = (struct rte_udp_hdr *)(ih + 1);
+	eh->dst_addr = sh->peer_mac;
+	eh->src_addr = sh->mac;
+	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	memset(ih, 0, sizeof(*ih));
+	ih->version_ihl = RTE_IPV4_VHL_DEF;
+	ih->total_length = rte_cpu_to_be_16(sizeof(*ih) + sizeof(*uh) + size);
+	ih->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ih->time_to_live = 64;
+	ih->next_proto_id = IPPROTO_UDP;
+	ih->src_addr = sh->ip;
+	ih->dst_addr = sh->peer_ip;
+	ih->hdr_checksum = rte_ipv4_cksum(ih);
+	uh->src_port = rte_cpu_to_be_16(CLIENT_PORT0 + idx);
+	uh->dst_port = dport;
+	uh->dgram_len = rte_cpu_to_be_16(sizeof(*uh) + size);
+	uh->dgram_cksum = 0;		/* optional in IPv4 */
+	memcpy(uh + 1, payload, size);
+	m->data_len = m->pkt_len = HDRS + size;
+	return m;
+}
+
+static int run_client(int idx, int port, long count, int size, long timeout_ms)
+{
+	const struct rte_memzone *mz = rte_memzone_lookup("dispatch_shared");
+	struct rte_ring *in = worker_ring(idx, 0), *tx = rte_ring_lookup("dispatch_tx");
+	struct rte_mempool *pool = rte_mempool_lookup("dispatch_pool");
+	uint8_t out[1472];
+	uint64_t *rtt;
+	long i, n = 0, bad = 0, lost = 0;
+	struct shared *sh;
+
+	if (!mz || !in || !tx || !pool) {
+		fprintf(stderr, "dpdk_dispatch: worker %d: no dispatcher (start it first, "
+			"with -T larger than %d)\n", idx, idx);
+		return 2;
+	}
+	sh = mz->addr;
+	if (!sh->client) {
+		fprintf(stderr, "dpdk_dispatch: worker %d: -p needs a dispatcher of "
+			"clients (-c SERVER)\n", idx);
+		return 2;
+	}
+	rtt = calloc(count, sizeof(*rtt));
+	if (!rtt)
+		return 2;
+	__atomic_fetch_add(&sh->workers_ready, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < count && !sh->stop; i++) {
+		struct rte_mbuf *m;
+		uint64_t t0, t1;
+		int got = 0;
+
+		memset(out, (idx + i) & 0xff, size);
+		memcpy(out, &i, sizeof(i));
+		m = build_request(pool, sh, idx, rte_cpu_to_be_16(port), out, size);
+		if (!m) {
+			usleep(20);	/* the pool is empty for a moment */
+			i--;
+			continue;
+		}
+		t0 = now_ns();
+		while (rte_ring_mp_enqueue(tx, m))
+			usleep(20);
+		while (!got) {
+			struct rte_mbuf *r;
+
+			if (rte_ring_sc_dequeue(in, (void **)&r)) {
+				if ((now_ns() - t0) / 1000000 >= (uint64_t)timeout_ms)
+					break;
+				usleep(20);
+				continue;
+			}
+			/* the payload starts with the request's number */
+			if (r->data_len >= HDRS + sizeof(long)) {
+				long seq;
+
+				memcpy(&seq, rte_pktmbuf_mtod_offset(r, uint8_t *, HDRS),
+				       sizeof(seq));
+				if (seq >= 0 && seq < i) {
+					/* a late reply to a lost request: skip it */
+					rte_pktmbuf_free(r);
+					continue;
+				}
+			}
+			if (r->data_len == HDRS + size &&
+			    !memcmp(rte_pktmbuf_mtod_offset(r, uint8_t *, HDRS), out, size))
+				got = 1;
+			else
+				got = -1, bad++;
+			rte_pktmbuf_free(r);
+		}
+		t1 = now_ns();
+		if (got == 1)
+			rtt[n++] = t1 - t0;
+		else if (!got)
+			lost++;
+	}
+	__atomic_fetch_add(&sh->clients_done, 1, __ATOMIC_SEQ_CST);
+	qsort(rtt, n, sizeof(*rtt), cmp_u64);
+	printf("worker=%d size=%d datagrams=%ld bad=%ld\nlost=%ld\n", idx, size, count, bad,
+	       lost);
+	if (n)
+		printf("rtt_p50_us=%.1f\nrtt_p99_us=%.1f\n", rtt[n / 2] / 1000.0,
+		       rtt[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1] / 1000.0);
+	free(rtt);
+	return 0;
+}
+
 static void answer_arp(uint16_t port, struct rte_mbuf *m, rte_be32_t ip)
 {
 	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
@@ -156,7 +321,49 @@ static void answer_arp(uint16_t port, struct rte_mbuf *m, rte_be32_t ip)
 		rte_pktmbuf_free(m);
 }
 
-static int run_dispatcher(int workers, rte_be32_t ip, uint64_t count, uint64_t idle_s)
+static void send_arp_request(uint16_t port, struct rte_mempool *pool, const struct shared *sh)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	struct rte_ether_hdr *eh;
+	struct rte_arp_hdr *ah;
+
+	if (!m)
+		return;
+	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	ah = (struct rte_arp_hdr *)(eh + 1);
+	memset(&eh->dst_addr, 0xff, sizeof(eh->dst_addr));
+	eh->src_addr = sh->mac;
+	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
+	ah->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
+	ah->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	ah->arp_hlen = RTE_ETHER_ADDR_LEN;
+	ah->arp_plen = 4;
+	ah->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REQUEST);
+	ah->arp_data.arp_sha = sh->mac;
+	ah->arp_data.arp_sip = sh->ip;
+	memset(&ah->arp_data.arp_tha, 0, sizeof(ah->arp_data.arp_tha));
+	ah->arp_data.arp_tip = sh->peer_ip;
+	m->data_len = m->pkt_len = sizeof(*eh) + sizeof(*ah);
+	if (rte_eth_tx_burst(port, 0, &m, 1) == 0)
+		rte_pktmbuf_free(m);
+}
+
+/* An ARP reply from the server: its MAC. */
+static int arp_reply_of(struct rte_mbuf *m, rte_be32_t peer, struct rte_ether_addr *mac)
+{
+	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_arp_hdr *ah = (struct rte_arp_hdr *)(eh + 1);
+
+	if (m->data_len < sizeof(*eh) + sizeof(*ah) ||
+	    ah->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REPLY) ||
+	    ah->arp_data.arp_sip != peer)
+		return 0;
+	*mac = ah->arp_data.arp_sha;
+	return 1;
+}
+
+static int run_dispatcher(int workers, rte_be32_t ip, rte_be32_t peer, uint64_t count,
+			  uint64_t idle_s)
 {
 	uint64_t hz = rte_get_timer_hz(), last = 0;
 	struct rte_eth_conf conf = { 0 };
@@ -202,10 +409,47 @@ static int run_dispatcher(int workers, rte_be32_t ip, uint64_t count, uint64_t i
 		fprintf(stderr, "dpdk_dispatch: port %u: %s\n", port, rte_strerror(-rc));
 		return 2;
 	}
+	rte_eth_macaddr_get(port, &sh->mac);
+	sh->ip = ip;
+	if (peer) {
+		/* the clients' server: ARP every 100 ms for up to 5 s */
+		uint64_t t0 = rte_get_timer_cycles(), next_arp = 0;
+		int have = 0;
+
+		sh->peer_ip = peer;
+		while (!have) {
+			unsigned int k;
+
+			if (rte_get_timer_cycles() - t0 > 5 * hz) {
+				fprintf(stderr, "dpdk_dispatch: no ARP reply from the server\n");
+				return 2;
+			}
+			if (rte_get_timer_cycles() >= next_arp) {
+				send_arp_request(port, pool, sh);
+				next_arp = rte_get_timer_cycles() + hz / 10;
+			}
+			k = rte_eth_rx_burst(port, 0, ms, BURST);
+			for (unsigned int i = 0; i < k; i++) {
+				if (!have && arp_reply_of(ms[i], peer, &sh->peer_mac)) {
+					have = 1;
+					rte_pktmbuf_free(ms[i]);
+				} else if (rte_pktmbuf_mtod(ms[i], struct rte_ether_hdr *)->ether_type ==
+					   rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
+					answer_arp(port, ms[i], ip);
+				} else {
+					rte_pktmbuf_free(ms[i]);
+				}
+			}
+		}
+		sh->client = 1;
+	}
 	printf("dispatcher ready workers=%d\n", workers);
 	fflush(stdout);
 	while (!count || sent < count) {
 		unsigned int k = rte_eth_rx_burst(port, 0, ms, BURST);
+
+		if (peer && sh->clients_done == workers && !k && rte_ring_empty(tx))
+			break;		/* every client has finished */
 
 		if (k)
 			last = rte_get_timer_cycles();
@@ -225,6 +469,21 @@ static int run_dispatcher(int workers, rte_be32_t ip, uint64_t count, uint64_t i
 				 */
 				rte_pktmbuf_free(ms[i]);
 				other++;
+			} else if (peer) {
+				/* a reply: to the worker whose port it is for */
+				struct rte_udp_hdr *uh = rte_pktmbuf_mtod_offset(ms[i],
+					struct rte_udp_hdr *, sizeof(*eh) + sizeof(struct rte_ipv4_hdr));
+				int w = rte_be_to_cpu_16(uh->dst_port) - CLIENT_PORT0;
+
+				if (w < 0 || w >= workers) {
+					rte_pktmbuf_free(ms[i]);
+					other++;
+				} else if (rte_ring_sp_enqueue(rings[w], ms[i])) {
+					rte_pktmbuf_free(ms[i]);
+					full++;
+				} else {
+					sh->handed[w]++;
+				}
 			} else if (rte_ring_sp_enqueue(rings[next], ms[i])) {
 				rte_pktmbuf_free(ms[i]);
 				full++;
@@ -259,15 +518,19 @@ static int run_dispatcher(int workers, rte_be32_t ip, uint64_t count, uint64_t i
 static void usage(void)
 {
 	fprintf(stderr, "usage: dpdk_dispatch [EAL options] -- -T WORKERS -l IPV4 [-N COUNT] [-I SECONDS]\n"
+		"       dpdk_dispatch [EAL options] -- -T WORKERS -l IPV4 -c SERVER_IPV4\n"
+		"       dpdk_dispatch [EAL options] --proc-type=secondary -- -w INDEX -p PORT "
+		"[-n COUNT] [-m SIZE] [-t MS]\n"
 		"       dpdk_dispatch [EAL options] --proc-type=secondary -- -w INDEX\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	int eal, opt, workers = 0, idx = -1, rc;
+	int eal, opt, workers = 0, idx = -1, rc, port = 0, size = 64;
 	uint64_t count = 0, idle = 0;
-	struct in_addr a = { 0 };
+	long rounds = 1000, timeout_ms = 1000;
+	struct in_addr a = { 0 }, peer = { 0 };
 
 	eal = rte_eal_init(argc, argv);
 	if (eal < 0) {
@@ -278,23 +541,37 @@ int main(int argc, char **argv)
 	}
 	argc -= eal;
 	argv += eal;
-	while ((opt = getopt(argc, argv, "T:l:N:I:w:")) != -1) {
+	while ((opt = getopt(argc, argv, "T:l:N:I:w:c:p:n:m:t:")) != -1) {
 		switch (opt) {
 		case 'T': workers = atoi(optarg); break;
 		case 'l':
 			if (inet_pton(AF_INET, optarg, &a) != 1)
 				usage();
 			break;
+		case 'c':
+			if (inet_pton(AF_INET, optarg, &peer) != 1)
+				usage();
+			break;
 		case 'N': count = strtoull(optarg, NULL, 0); break;
 		case 'I': idle = strtoull(optarg, NULL, 0); break;
 		case 'w': idx = atoi(optarg); break;
+		case 'p': port = atoi(optarg); break;
+		case 'n': rounds = atol(optarg); break;
+		case 'm': size = atoi(optarg); break;
+		case 't': timeout_ms = atol(optarg); break;
 		default: usage();
 		}
 	}
 	if (rte_eal_process_type() == RTE_PROC_PRIMARY) {
 		if (workers < 1 || workers > MAX_WORKERS || !a.s_addr)
 			usage();
-		rc = run_dispatcher(workers, a.s_addr, count, idle);
+		rc = run_dispatcher(workers, a.s_addr, peer.s_addr, count, idle);
+	} else if (port) {
+		/* a client's request starts with its 8-byte number */
+		if (idx < 0 || idx >= MAX_WORKERS || port > 65535 || rounds < 1 ||
+		    size < 8 || size > 1472 || timeout_ms < 1)
+			usage();
+		rc = run_client(idx, port, rounds, size, timeout_ms);
 	} else {
 		if (idx < 0 || idx >= MAX_WORKERS)
 			usage();

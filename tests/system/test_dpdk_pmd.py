@@ -9,9 +9,14 @@ import re
 
 import pytest
 
+import sys
+
 import accio
 from conftest import ROOT, part_unavailable
 from dpdkcommon import echo_client, run_dispatcher
+
+sys.path.insert(0, os.path.join(ROOT, "eval"))
+import wirecap  # noqa: E402
 
 TIMEOUT = 500
 TREE = os.path.join(ROOT, "build", "apps", "dpdk-pmd", "opt", "dpdk")
@@ -105,6 +110,40 @@ def test_pmd_dispatcher_hands_datagrams_to_four_worker_processes():
     the other SoC's Linux echo client, each worker echoed its quarter."""
     run_dispatcher(f"{HUGE} && {TO_UIO}", f"{BIN}/dpdk_dispatch", f"--no-pci {EAL_SHARED}",
                    f"--no-pci {PMD}", PKGS, ADD, TIMEOUT)
+
+
+def test_pmd_dispatcher_with_four_client_workers_measured_on_the_wire(tmp_path):
+    """The multiplexing design as clients (eval's multiplexing experiment):
+    the dispatcher owns net_accio, resolves the server by ARP and hands
+    each reply to the worker whose port it is for; 4 worker processes each
+    make 100 checked round trips to the NIC model's wire peer (deterministic
+    time). The wire capture shows 4 client flows, each request answered
+    after the peer's 20 µs, and each client's turnaround."""
+    pcap = str(tmp_path / "wire.pcap")
+    d = f"{BIN}/dpdk_dispatch"
+    cmd = (f"{HUGE} && {TO_UIO} > /dev/null && "
+           f"({d} -l 0 --no-pci {EAL_SHARED} -- -T 4 -l 10.0.2.15 -c 10.0.2.2 > /tmp/d.out 2>&1;"
+           " echo dispatch_rc=$? >> /tmp/d.out) & "
+           "for i in $(seq 100); do grep -q 'dispatcher ready' /tmp/d.out && break; sleep 0.2; done; "
+           f"for w in 0 1 2 3; do {d} --proc-type=secondary --no-pci {PMD} "
+           "--lcores=$((w + 1))@$((w % 3 + 1)) -- -w $w -p 7 -n 100 -m 64 > /tmp/w$w.out 2>&1 & "
+           "done; wait; grep -hv '^EAL:\\|^TELEMETRY:' /tmp/d.out /tmp/w*.out")
+    r = accio.run(cmd, icount=4, wire="echo:20000", pkgs=PKGS, add=ADD, timeout=TIMEOUT,
+                  pcap=pcap)
+    out = r.output
+    assert r.rc == 0 and "dispatch_rc=0" in out and "workers_ready=4" in out, out
+    for w in range(4):
+        assert re.search(rf"^worker={w} size=64 datagrams=100 bad=0\nlost=0$", out, re.M), out
+    # each worker's 100 replies handed to it, 400 requests sent for them
+    handed = [int(x) for x in re.findall(r"^handed_w\d=(\d+) ", out, re.M)]
+    assert handed == [100] * 4 and "sent=400 other=0 ring_full=0" in out, out
+    fl = wirecap.flows(wirecap.read_pcap(pcap))
+    assert sorted(fl) == [20000, 20001, 20002, 20003], sorted(fl)
+    for port, f in fl.items():
+        hw = wirecap.summary(f["rtt"])
+        assert hw["n"] == 100 and 20.0 <= hw["p50"] and hw["p99"] < 200, (port, hw)
+        turn = wirecap.summary(f["turn"])
+        assert turn["n"] == 99 and turn["p50"] > 0, (port, turn)
 
 
 def test_pmd_bad_input_gives_clear_errors_and_a_killed_process_stops_the_nic():
