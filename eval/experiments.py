@@ -163,7 +163,7 @@ def pmd_dispatch_clients(t, count, port=7):
     processes (secondaries), each a ping-pong client of the wire peer."""
     d = "/opt/dpdk/bin/dpdk_dispatch"
     pmd = "-d /opt/dpdk/lib/accio/librte_net_accio.so --vdev net_accio0"
-    return (f"{PMD_PREP}; ({d} -l 0 {pmd} -- -T {t} -l 10.0.2.15 -c 10.0.2.2 > /tmp/d.out 2>&1; "
+    return (f"{PMD_PREP}; ({d} -l 0 {pmd} -- -T {t} -l 10.0.2.15 -c 10.0.2.2 -I 5 > /tmp/d.out 2>&1; "
             "echo dispatch_rc=$? >> /tmp/d.out) & "
             "for i in $(seq 100); do grep -q 'dispatcher ready' /tmp/d.out && break; sleep 0.2; done; "
             f"for w in $(seq 0 {t - 1}); do {d} --proc-type=secondary {pmd} "

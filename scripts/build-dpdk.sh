@@ -31,7 +31,7 @@ PATH=$CACHE/venv/bin:$PATH run_logged "$OUT/build.log" "DPDK configure" \
 	meson setup "$OUT/build" "$src" --cross-file "$CROSS" \
 	--prefix=/opt/dpdk --libdir=lib --buildtype=release -Ddefault_library=shared \
 	-Denable_driver_sdk=true -Dtests=false -Denable_docs=false -Denable_kmods=false \
-	-Dexamples= -Denable_apps=test-pmd -Dmax_lcores=8 -Dmax_numa_nodes=1 \
+	-Dexamples= -Denable_apps=test-pmd -Dmax_lcores=128 -Dmax_numa_nodes=1 \
 	-Denable_drivers=bus/vdev,mempool/ring,net/ring \
 	-Ddisable_libs=bitratestats,cfgfile,flow_classify,gpudev,gro,gso,kni,jobstats,latencystats,metrics,node,pdump,pipeline,port,power,table,vhost
 log "building DPDK (a minute or two on 2 cores when nothing is cached)"
