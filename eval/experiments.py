@@ -369,7 +369,11 @@ def exp_multiplex(run, quick):
                 res["rows"].append(multiplex_sockets(run, name, t, res["count_per_client"],
                                                      os.path.join(tmp, "wire.pcap")))
         if pmd_available():
-            for t in [t for t in threads if t <= DPDK_MAX_T] or [1]:
+            # up to DPDK_MAX_T clients, and that many too when T goes beyond
+            dts = [t for t in threads if t <= DPDK_MAX_T]
+            if max(threads) > DPDK_MAX_T and DPDK_MAX_T not in dts:
+                dts.append(DPDK_MAX_T)
+            for t in dts:
                 res["rows"].append(multiplex_dpdk(run, t, res["count_per_client"],
                                                   os.path.join(tmp, "wire.pcap")))
     finally:
@@ -482,7 +486,7 @@ def exp_breakdown(run, quick, outdir):
 # ---- plots -------------------------------------------------------------------
 
 COLORS = {"linux": "tab:blue", "accio": "tab:orange", "accio-spin": "tab:green",
-          "accio-auto": "tab:red"}
+          "accio-auto": "tab:red", "dpdk": "tab:purple"}
 
 
 def _plt():
