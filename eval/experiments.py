@@ -720,9 +720,11 @@ def report_multiplex(r):
     wire = {(x["contender"], x["threads"]): x.get("wire_p50_us") for x in r["rows"]}
     dp = sorted(t for c, t in wire if c == "dpdk")
     t = r["threads"]
-    dpdk = (", ".join(f"T={n}: DPDK {_f(wire[('dpdk', n)])}, Accio {_f(wire.get(('accio', n)))}, "
-                      f"Linux {_f(wire.get(('linux', n)))} µs" for n in dp)
-            if dp else "missing")
+    def at(n):
+        others = "".join(f", {label} {_f(wire[(c, n)])}" for c, label in
+                         (("accio", "Accio"), ("linux", "Linux")) if (c, n) in wire)
+        return f"T={n}: DPDK {_f(wire[('dpdk', n)])}{others} µs"
+    dpdk = "; ".join(at(n) for n in dp) if dp else "missing"
     paper = ("| | paper | here |\n|---|---|---|\n"
              f"| Accio, T=1 vs T=4 | similar | p50 {_f(acc.get(1))} vs {_f(acc.get(4))} µs |\n"
              f"| Accio at more clients than cores | some loss (context switches) | "

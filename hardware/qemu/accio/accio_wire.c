@@ -151,7 +151,8 @@ static bool ls_write(int fd, const void *buf, size_t n)
     const uint8_t *p = buf;
 
     while (n) {
-        ssize_t r = write(fd, p, n);
+        /* no SIGPIPE when the peer has gone: an error, handled */
+        ssize_t r = send(fd, p, n, MSG_NOSIGNAL);
 
         if (r < 0 && errno == EINTR) {
             continue;
@@ -248,7 +249,6 @@ static uint64_t ls_own_next(AccioLockstep *l)
         return l->barrier;
     }
     d = qemu_clock_deadline_ns_all(QEMU_CLOCK_VIRTUAL, QEMU_TIMER_ATTR_ALL);
-
     return d < 0 ? UINT64_MAX : qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + d;
 }
 
