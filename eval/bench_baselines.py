@@ -34,15 +34,21 @@ wire, each SoC with its Accio NIC and uncore.
               gives the NIC up).
 
 usage: python3 eval/bench_baselines.py [--sizes 64,256,1024] [--count N]
-                                       [--hart 1] [--json FILE]
+            [--hart 1] [--only NAMES] [--lockstep NS | --realtime]
+            [--pcap-dir DIR] [--json FILE]
 
-Real time (QEMU TCG, 4 harts a SoC, two SoCs on a 2-core host). For every
-contender and size: round trip p50/p99 in µs (udp_pingpong's own; perftest's
-t_typical and 99 % are half round trips and are doubled here) and the CPU
-busy share of the client's hart (it is pinned there) from /proc/stat over
-the run. For the UDP contenders also the client processing time (round
-trip minus the NIC-to-NIC time from the NIC's hardware timestamps), which
-perftest cannot report. Prints a Markdown table.
+By default the two SoCs run in lockstep virtual time (tools/accio.py
+run_pair(lockstep=NS), icount shift 4, the wire NS = 5000 ns one way): the
+run repeats exactly. --realtime: two free-running QEMUs on a dgram wire.
+For every contender and size: the program's round trip RTT_sw p50/p99 in
+µs (udp_pingpong's and dpdk_pingpong's own; perftest's t_typical and 99 %
+are half round trips and are doubled here), and from the client NIC's wire
+capture (eval/wirecap.py; each section starts with a marker datagram to
+the server's discard port) RTT_hw p50 (NIC to NIC), RTT_sw - RTT_hw p50
+(the paper's processing time, for perftest too) and the turnaround p50/p99
+(a reply's arrival to the next request's departure); the CPU busy share of
+the client's hart (it is pinned there) from /proc/stat over the row.
+Prints a Markdown table.
 """
 import argparse
 import json
