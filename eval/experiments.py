@@ -391,6 +391,15 @@ def _wire_fields(turn, flows):
             if turn else []}
 
 
+def client_done(text, count):
+    """A client's key=value output when all its round trips were made and
+    every reply it got was intact, else None."""
+    d = kv(text)
+    if not re.search(rf"datagrams={count} bad=0$", text, re.M) or "lost" not in d:
+        return None
+    return d
+
+
 def multiplex_sockets(run, name, t, count_all, pcap):
     env = CONTENDERS[name]
     # 1024 clients: a quarter of the round trips each, the same total
@@ -407,8 +416,8 @@ def multiplex_sockets(run, name, t, count_all, pcap):
     pts, p50s, p99s, bad, samples, lost, diag = [], [], [], 0, 0, 0, []
     for i in range(1, t + 1):
         text = sec.get(f"c{i}", "")
-        d = kv(text)
-        if not re.search(rf"datagrams={count} bad=0$", text, re.M) or "lost" not in d:
+        d = client_done(text, count)
+        if d is None:
             bad += 1
             continue
         lost += int(d["lost"])
@@ -446,14 +455,9 @@ def multiplex_dpdk(run, t, count, pcap):
                     timeout=max(3000, 3 * count), pkgs=PMD_PKGS,
                     add=[(PMD_TREE, "/opt/dpdk")], pcap=pcap)
     sec = sections(out)
-    bad = lost = 0
-    for w in range(t):
-        text = sec.get(f"c{w}", "")
-        d = kv(text)
-        if not re.search(rf"datagrams={count} bad=0$", text, re.M) or "lost" not in d:
-            bad += 1
-            continue
-        lost += int(d["lost"])
+    done = [client_done(sec.get(f"c{w}", ""), count) for w in range(t)]
+    bad = done.count(None)
+    lost = sum(int(d["lost"]) for d in done if d is not None)
     turn, flows = wire_turnarounds(pcap)
     row = {"contender": "dpdk", "threads": t, "count": count, "clients_ok": t - bad,
            "hw_samples": 0, "lost": lost, "loss_diagnostics": [],

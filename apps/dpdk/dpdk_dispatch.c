@@ -58,6 +58,8 @@
 #include <rte_ring.h>
 #include <rte_udp.h>
 
+#include "dpdk_frames.h"
+
 #define MAX_WORKERS 64
 #define BURST 32
 #define RING_SIZE 1024
@@ -158,58 +160,16 @@ static int run_worker(int idx)
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-#define HDRS (sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + \
-	      sizeof(struct rte_udp_hdr))
-
 /* A request of worker @idx: Ethernet, IPv4, UDP and @size payload bytes. */
 static struct rte_mbuf *build_request(struct rte_mempool *pool, const struct shared *sh,
 				      int idx, rte_be16_t dport, const uint8_t *payload,
 				      int size)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
-	struct rte_ether_hdr *eh;
-	struct rte_ipv4_hdr *ih;
-	struct rte_udp_hdr *uh;
+	struct dpdk_flow f = { .mac = sh->mac, .peer_mac = sh->peer_mac, .ip = sh->ip,
+			       .peer_ip = sh->peer_ip,
+			       .port = rte_cpu_to_be_16(CLIENT_PORT0 + idx), .peer_port = dport };
 
-	if (!m)
-		return NULL;
-	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	ih = (struct rte_ipv4_hdr *)(eh + 1);
-	uh = (struct rte_udp_hdr *)(ih + 1);
-	eh->dst_addr = sh->peer_mac;
-	eh->src_addr = sh->mac;
-	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	memset(ih, 0, sizeof(*ih));
-	ih->version_ihl = RTE_IPV4_VHL_DEF;
-	ih->total_length = rte_cpu_to_be_16(sizeof(*ih) + sizeof(*uh) + size);
-	ih->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-	ih->time_to_live = 64;
-	ih->next_proto_id = IPPROTO_UDP;
-	ih->src_addr = sh->ip;
-	ih->dst_addr = sh->peer_ip;
-	ih->hdr_checksum = rte_ipv4_cksum(ih);
-	uh->src_port = rte_cpu_to_be_16(CLIENT_PORT0 + idx);
-	uh->dst_port = dport;
-	uh->dgram_len = rte_cpu_to_be_16(sizeof(*uh) + size);
-	uh->dgram_cksum = 0;		/* optional in IPv4 */
-	memcpy(uh + 1, payload, size);
-	m->data_len = m->pkt_len = HDRS + size;
-	return m;
+	return dpdk_udp_frame(pool, &f, payload, size);
 }
 
 static int run_client(int idx, int port, long count, int size, long timeout_ms)
@@ -250,23 +210,23 @@ static int run_client(int idx, int port, long count, int size, long timeout_ms)
 			i--;
 			continue;
 		}
-		t0 = now_ns();
+		t0 = dpdk_now_ns();
 		while (rte_ring_mp_enqueue(tx, m))
 			usleep(20);
 		while (!got) {
 			struct rte_mbuf *r;
 
 			if (rte_ring_sc_dequeue(in, (void **)&r)) {
-				if ((now_ns() - t0) / 1000000 >= (uint64_t)timeout_ms)
+				if ((dpdk_now_ns() - t0) / 1000000 >= (uint64_t)timeout_ms)
 					break;
 				usleep(20);
 				continue;
 			}
 			/* the payload starts with the request's number */
-			if (r->data_len >= HDRS + sizeof(long)) {
+			if (r->data_len >= DPDK_UDP_HDRS + sizeof(long)) {
 				long seq;
 
-				memcpy(&seq, rte_pktmbuf_mtod_offset(r, uint8_t *, HDRS),
+				memcpy(&seq, rte_pktmbuf_mtod_offset(r, uint8_t *, DPDK_UDP_HDRS),
 				       sizeof(seq));
 				if (seq >= 0 && seq < i) {
 					/* a late reply to a lost request: skip it */
@@ -274,21 +234,21 @@ static int run_client(int idx, int port, long count, int size, long timeout_ms)
 					continue;
 				}
 			}
-			if (r->data_len == HDRS + size &&
-			    !memcmp(rte_pktmbuf_mtod_offset(r, uint8_t *, HDRS), out, size))
+			if (r->data_len == DPDK_UDP_HDRS + size &&
+			    !memcmp(rte_pktmbuf_mtod_offset(r, uint8_t *, DPDK_UDP_HDRS), out, size))
 				got = 1;
 			else
 				got = -1, bad++;
 			rte_pktmbuf_free(r);
 		}
-		t1 = now_ns();
+		t1 = dpdk_now_ns();
 		if (got == 1)
 			rtt[n++] = t1 - t0;
 		else if (!got)
 			lost++;
 	}
 	__atomic_fetch_add(&sh->clients_done, 1, __ATOMIC_SEQ_CST);
-	qsort(rtt, n, sizeof(*rtt), cmp_u64);
+	qsort(rtt, n, sizeof(*rtt), dpdk_cmp_u64);
 	printf("worker=%d size=%d datagrams=%ld bad=%ld\nlost=%ld\n", idx, size, count, bad,
 	       lost);
 	if (n)
@@ -323,28 +283,9 @@ static void answer_arp(uint16_t port, struct rte_mbuf *m, rte_be32_t ip)
 
 static void send_arp_request(uint16_t port, struct rte_mempool *pool, const struct shared *sh)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
-	struct rte_ether_hdr *eh;
-	struct rte_arp_hdr *ah;
+	struct rte_mbuf *m = dpdk_arp_frame(pool, &sh->mac, sh->ip, NULL, sh->peer_ip);
 
-	if (!m)
-		return;
-	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	ah = (struct rte_arp_hdr *)(eh + 1);
-	memset(&eh->dst_addr, 0xff, sizeof(eh->dst_addr));
-	eh->src_addr = sh->mac;
-	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
-	ah->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
-	ah->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	ah->arp_hlen = RTE_ETHER_ADDR_LEN;
-	ah->arp_plen = 4;
-	ah->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REQUEST);
-	ah->arp_data.arp_sha = sh->mac;
-	ah->arp_data.arp_sip = sh->ip;
-	memset(&ah->arp_data.arp_tha, 0, sizeof(ah->arp_data.arp_tha));
-	ah->arp_data.arp_tip = sh->peer_ip;
-	m->data_len = m->pkt_len = sizeof(*eh) + sizeof(*ah);
-	if (rte_eth_tx_burst(port, 0, &m, 1) == 0)
+	if (m && rte_eth_tx_burst(port, 0, &m, 1) == 0)
 		rte_pktmbuf_free(m);
 }
 

@@ -48,20 +48,17 @@
 #include <rte_mbuf_dyn.h>
 #include <rte_udp.h>
 
+#include "dpdk_frames.h"
 #include "../prof_marks.h"	/* span_mark(): the measurement, for eval's busy count */
 
 #define NB_DESC 256
 #define BURST 32
-#define HDRS (sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + \
-	      sizeof(struct rte_udp_hdr))
 #define REPLY_TIMEOUT_NS 2000000000ull
 
 struct ctx {
 	uint16_t port;
 	struct rte_mempool *pool;
-	struct rte_ether_addr mac, peer_mac;
-	rte_be32_t ip, peer_ip;
-	uint16_t lport, rport;
+	struct dpdk_flow f;	/* our and the server's addresses and ports */
 	int have_peer;
 	int ts_offset;		/* RX timestamp dynfield, -1: none */
 	uint64_t ts_flag;
@@ -69,58 +66,18 @@ struct ctx {
 	uint64_t rx_ts;		/* RX stamp of the last reply, 0: none */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void send_one(struct ctx *c, struct rte_mbuf *m)
 {
 	while (rte_eth_tx_burst(c->port, 0, &m, 1) == 0)
 		;
 }
 
-static void send_arp(struct ctx *c, uint16_t op, const struct rte_ether_addr *tha,
-		     rte_be32_t tip)
+static void send_arp(struct ctx *c, const struct rte_ether_addr *tha, rte_be32_t tip)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(c->pool);
-	struct rte_ether_hdr *eh;
-	struct rte_arp_hdr *ah;
+	struct rte_mbuf *m = dpdk_arp_frame(c->pool, &c->f.mac, c->f.ip, tha, tip);
 
-	if (!m)
-		return;
-	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	ah = (struct rte_arp_hdr *)(eh + 1);
-	if (op == RTE_ARP_OP_REQUEST)
-		memset(&eh->dst_addr, 0xff, sizeof(eh->dst_addr));
-	else
-		eh->dst_addr = *tha;
-	eh->src_addr = c->mac;
-	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
-	ah->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
-	ah->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	ah->arp_hlen = RTE_ETHER_ADDR_LEN;
-	ah->arp_plen = 4;
-	ah->arp_opcode = rte_cpu_to_be_16(op);
-	ah->arp_data.arp_sha = c->mac;
-	ah->arp_data.arp_sip = c->ip;
-	if (op == RTE_ARP_OP_REQUEST)
-		memset(&ah->arp_data.arp_tha, 0, sizeof(ah->arp_data.arp_tha));
-	else
-		ah->arp_data.arp_tha = *tha;
-	ah->arp_data.arp_tip = tip;
-	m->data_len = m->pkt_len = sizeof(*eh) + sizeof(*ah);
-	send_one(c, m);
+	if (m)
+		send_one(c, m);
 }
 
 /* Handles an ARP frame; learns the peer's address from any ARP of it. */
@@ -131,13 +88,13 @@ static void on_arp(struct ctx *c, struct rte_mbuf *m)
 
 	if (m->data_len < sizeof(*eh) + sizeof(*ah))
 		return;
-	if (ah->arp_data.arp_sip == c->peer_ip) {
-		c->peer_mac = ah->arp_data.arp_sha;
+	if (ah->arp_data.arp_sip == c->f.peer_ip) {
+		c->f.peer_mac = ah->arp_data.arp_sha;
 		c->have_peer = 1;
 	}
 	if (ah->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) &&
-	    ah->arp_data.arp_tip == c->ip)
-		send_arp(c, RTE_ARP_OP_REPLY, &ah->arp_data.arp_sha,
+	    ah->arp_data.arp_tip == c->f.ip)
+		send_arp(c, &ah->arp_data.arp_sha,
 			 ah->arp_data.arp_sip);
 }
 
@@ -161,13 +118,13 @@ static int poll_reply(struct ctx *c, uint8_t *buf, int cap)
 		if (m->data_len >= sizeof(*eh) &&
 		    eh->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
 			on_arp(c, m);
-		} else if (got == -1 && m->data_len >= HDRS &&
+		} else if (got == -1 && m->data_len >= DPDK_UDP_HDRS &&
 			   eh->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) &&
-			   ih->next_proto_id == IPPROTO_UDP && ih->src_addr == c->peer_ip &&
-			   ih->dst_addr == c->ip) {
+			   ih->next_proto_id == IPPROTO_UDP && ih->src_addr == c->f.peer_ip &&
+			   ih->dst_addr == c->f.ip) {
 			uh = (struct rte_udp_hdr *)((uint8_t *)ih + (ih->version_ihl & 15) * 4);
 			len = rte_be_to_cpu_16(uh->dgram_len) - (int)sizeof(*uh);
-			if (uh->src_port != c->rport || uh->dst_port != c->lport)
+			if (uh->src_port != c->f.peer_port || uh->dst_port != c->f.port)
 				; /* someone else's datagram */
 			else if (len < 0 || len > cap ||
 				 (uint8_t *)(uh + 1) + len > rte_pktmbuf_mtod(m, uint8_t *) + m->data_len)
@@ -185,35 +142,7 @@ static int poll_reply(struct ctx *c, uint8_t *buf, int cap)
 
 static struct rte_mbuf *build_udp(struct ctx *c, const uint8_t *payload, int size)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(c->pool);
-	struct rte_ether_hdr *eh;
-	struct rte_ipv4_hdr *ih;
-	struct rte_udp_hdr *uh;
-
-	if (!m)
-		return NULL;
-	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	ih = (struct rte_ipv4_hdr *)(eh + 1);
-	uh = (struct rte_udp_hdr *)(ih + 1);
-	eh->dst_addr = c->peer_mac;
-	eh->src_addr = c->mac;
-	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	memset(ih, 0, sizeof(*ih));
-	ih->version_ihl = RTE_IPV4_VHL_DEF;
-	ih->total_length = rte_cpu_to_be_16(sizeof(*ih) + sizeof(*uh) + size);
-	ih->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-	ih->time_to_live = 64;
-	ih->next_proto_id = IPPROTO_UDP;
-	ih->src_addr = c->ip;
-	ih->dst_addr = c->peer_ip;
-	ih->hdr_checksum = rte_ipv4_cksum(ih);
-	uh->src_port = c->lport;
-	uh->dst_port = c->rport;
-	uh->dgram_len = rte_cpu_to_be_16(sizeof(*uh) + size);
-	uh->dgram_cksum = 0;		/* optional in IPv4 */
-	memcpy(uh + 1, payload, size);
-	m->data_len = m->pkt_len = HDRS + size;
-	return m;
+	return dpdk_udp_frame(c->pool, &c->f, payload, size);
 }
 
 static int port_init(struct ctx *c)
@@ -246,7 +175,7 @@ static int port_init(struct ctx *c)
 	if (rc == 0)
 		rc = rte_eth_dev_start(c->port);
 	if (rc == 0)
-		rc = rte_eth_macaddr_get(c->port, &c->mac);
+		rc = rte_eth_macaddr_get(c->port, &c->f.mac);
 	if (rc) {
 		fprintf(stderr, "dpdk_pingpong: port %u (%s): %s\n", c->port,
 			info.driver_name ? info.driver_name : "?", rte_strerror(-rc));
@@ -306,17 +235,17 @@ int main(int argc, char **argv)
 	}
 	argc -= eal;
 	argv += eal;
-	c.rport = rte_cpu_to_be_16(7000);
-	c.lport = rte_cpu_to_be_16(40000 + (getpid() % 20000));
+	c.f.peer_port = rte_cpu_to_be_16(7000);
+	c.f.port = rte_cpu_to_be_16(40000 + (getpid() % 20000));
 	while ((opt = getopt(argc, argv, "s:l:p:m:n:qk:")) != -1) {
 		switch (opt) {
 		case 's':
 		case 'l':
 			if (inet_pton(AF_INET, optarg, &a) != 1)
 				usage();
-			*(opt == 's' ? &c.peer_ip : &c.ip) = a.s_addr;
+			*(opt == 's' ? &c.f.peer_ip : &c.f.ip) = a.s_addr;
 			break;
-		case 'p': c.rport = rte_cpu_to_be_16(atoi(optarg)); break;
+		case 'p': c.f.peer_port = rte_cpu_to_be_16(atoi(optarg)); break;
 		case 'm': size = atoi(optarg); break;
 		case 'n': count = atol(optarg); break;
 		case 'q': quiet = 1; break;
@@ -324,7 +253,7 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
-	if (!c.peer_ip || !c.ip || size < 1 || size > (int)sizeof(out) || count < 1)
+	if (!c.f.peer_ip || !c.f.ip || size < 1 || size > (int)sizeof(out) || count < 1)
 		usage();
 	rtt = calloc(count, sizeof(*rtt));
 	proc = calloc(count, sizeof(*proc));
@@ -339,15 +268,15 @@ int main(int argc, char **argv)
 		return 2;
 
 	/* resolve the server: ARP every 100 ms for up to 5 s */
-	t0 = now_ns();
+	t0 = dpdk_now_ns();
 	for (uint64_t next = 0; !c.have_peer; ) {
-		if (now_ns() - t0 > 5000000000ull) {
+		if (dpdk_now_ns() - t0 > 5000000000ull) {
 			fprintf(stderr, "dpdk_pingpong: no ARP reply from the server\n");
 			return 2;
 		}
-		if (now_ns() >= next) {
-			send_arp(&c, RTE_ARP_OP_REQUEST, NULL, c.peer_ip);
-			next = now_ns() + 100000000ull;
+		if (dpdk_now_ns() >= next) {
+			send_arp(&c, NULL, c.f.peer_ip);
+			next = dpdk_now_ns() + 100000000ull;
 		}
 		poll_reply(&c, in, sizeof(in));
 	}
@@ -355,27 +284,27 @@ int main(int argc, char **argv)
 	/* the server may not listen yet: one datagram every 200 ms until an
 	 * intact echo, for up to 10 s */
 	memset(out, 0xa5, size);
-	t0 = now_ns();
+	t0 = dpdk_now_ns();
 	for (uint64_t next = 0;; ) {
 		int got;
 
-		if (now_ns() - t0 > 10000000000ull) {
+		if (dpdk_now_ns() - t0 > 10000000000ull) {
 			fprintf(stderr, "dpdk_pingpong: no echo from the server\n");
 			return 2;
 		}
-		if (now_ns() >= next) {
+		if (dpdk_now_ns() >= next) {
 			struct rte_mbuf *m = build_udp(&c, out, size);
 
 			if (m)
 				send_one(&c, m);
-			next = now_ns() + 200000000ull;
+			next = dpdk_now_ns() + 200000000ull;
 		}
 		got = poll_reply(&c, in, sizeof(in));
 		if (got == size && !memcmp(in, out, size))
 			break;
 	}
 	/* a late echo of the warm-up must not be taken for a reply */
-	for (t0 = now_ns(); now_ns() - t0 < 300000000ull; )
+	for (t0 = dpdk_now_ns(); dpdk_now_ns() - t0 < 300000000ull; )
 		poll_reply(&c, in, sizeof(in));
 	tx_stamp(&c);	/* the warm-up's stamps are not a round trip's */
 	if (mark) {
@@ -385,19 +314,19 @@ int main(int argc, char **argv)
 		 * the wire (eval/wirecap.py), sent the way the requests are.
 		 */
 		char text[128];
-		uint16_t rport = c.rport;
+		uint16_t rport = c.f.peer_port;
 		struct rte_mbuf *m;
 		int n = snprintf(text, sizeof(text), "@@%s@@", mark);
 
-		c.rport = rte_cpu_to_be_16(9);
+		c.f.peer_port = rte_cpu_to_be_16(9);
 		m = build_udp(&c, (const uint8_t *)text,
 			      n < (int)sizeof(text) ? n : (int)sizeof(text) - 1);
-		c.rport = rport;
+		c.f.peer_port = rport;
 		if (m)
 			send_one(&c, m);
 	}
 
-	start = now_ns();
+	start = dpdk_now_ns();
 	span_mark(1);
 	for (long i = 0; i < count; i++) {
 		struct rte_mbuf *m;
@@ -412,13 +341,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		c.rx_ts = 0;
-		t0 = now_ns();
+		t0 = dpdk_now_ns();
 		send_one(&c, m);
 		while ((got = poll_reply(&c, in, sizeof(in))) == -1) {
-			if (now_ns() - t0 > REPLY_TIMEOUT_NS)
+			if (dpdk_now_ns() - t0 > REPLY_TIMEOUT_NS)
 				break;
 		}
-		rtt[i] = now_ns() - t0;
+		rtt[i] = dpdk_now_ns() - t0;
 		if (got >= 0 && c.tx_ts) {
 			uint64_t tx = tx_stamp(&c);
 
@@ -437,14 +366,14 @@ int main(int argc, char **argv)
 		}
 	}
 	span_mark(0);
-	end = now_ns();
-	qsort(rtt, count, sizeof(*rtt), cmp_u64);
+	end = dpdk_now_ns();
+	qsort(rtt, count, sizeof(*rtt), dpdk_cmp_u64);
 	printf("size=%d datagrams=%ld bad=%ld\n", size, count, bad);
 	printf("rtt_p50_us=%.1f\nrtt_p90_us=%.1f\nrtt_p99_us=%.1f\nrtt_max_us=%.1f\n",
 	       rtt[count / 2] / 1e3, rtt[count * 90 / 100] / 1e3, rtt[count * 99 / 100] / 1e3,
 	       rtt[count - 1] / 1e3);
 	if (hw_n) {
-		qsort(proc, hw_n, sizeof(*proc), cmp_u64);
+		qsort(proc, hw_n, sizeof(*proc), dpdk_cmp_u64);
 		printf("hw_samples=%ld\nrtt_hw_avg_us=%.1f\nproc_p50_us=%.1f\nproc_p99_us=%.1f\n",
 		       hw_n, hw_sum / 1e3 / hw_n, proc[hw_n / 2] / 1e3, proc[hw_n * 99 / 100] / 1e3);
 		/* the distribution: percentiles 1, 5, 10, ..., 95, 99, 100 */

@@ -146,13 +146,14 @@ struct AccioLockstep {
     uint64_t barriers, skips, frames_out, frames_in;
 };
 
-static bool ls_write(int fd, const void *buf, size_t n)
+/* All of @n bytes, or false (the peer has gone, or a broken socket). */
+static bool ls_io(int fd, void *buf, size_t n, bool out)
 {
-    const uint8_t *p = buf;
+    uint8_t *p = buf;
 
     while (n) {
         /* no SIGPIPE when the peer has gone: an error, handled */
-        ssize_t r = send(fd, p, n, MSG_NOSIGNAL);
+        ssize_t r = out ? send(fd, p, n, MSG_NOSIGNAL) : read(fd, p, n);
 
         if (r < 0 && errno == EINTR) {
             continue;
@@ -166,23 +167,14 @@ static bool ls_write(int fd, const void *buf, size_t n)
     return true;
 }
 
+static bool ls_write(int fd, const void *buf, size_t n)
+{
+    return ls_io(fd, (void *)buf, n, true);
+}
+
 static bool ls_read(int fd, void *buf, size_t n)
 {
-    uint8_t *p = buf;
-
-    while (n) {
-        ssize_t r = read(fd, p, n);
-
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0) {
-            return false;
-        }
-        p += r;
-        n -= r;
-    }
-    return true;
+    return ls_io(fd, buf, n, false);
 }
 
 static bool ls_send(AccioLockstep *l, uint32_t type, uint64_t t,

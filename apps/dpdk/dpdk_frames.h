@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dpdk_frames.h - what the DPDK programs (dpdk_pingpong, dpdk_dispatch)
+ * share: the frames they build themselves (the kernel no longer sees the
+ * port: ARP and UDP over IPv4 are theirs), a clock and a sort order.
+ */
+#ifndef DPDK_FRAMES_H
+#define DPDK_FRAMES_H
+
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_arp.h>
+#include <rte_ether.h>
+#if __has_include(<rte_ip4.h>)
+#include <rte_ip4.h>
+#else
+#include <rte_ip.h>		/* DPDK before 24.11 */
+#endif
+#include <rte_mbuf.h>
+#include <rte_udp.h>
+
+#define DPDK_UDP_HDRS (sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + \
+		       sizeof(struct rte_udp_hdr))
+
+static inline uint64_t dpdk_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static inline int dpdk_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * An ARP request for @tip (broadcast; @tha NULL) or a reply to @tha, from
+ * @mac and @ip; NULL when the pool is empty.
+ */
+static inline struct rte_mbuf *dpdk_arp_frame(struct rte_mempool *pool,
+					      const struct rte_ether_addr *mac, rte_be32_t ip,
+					      const struct rte_ether_addr *tha, rte_be32_t tip)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	struct rte_ether_hdr *eh;
+	struct rte_arp_hdr *ah;
+
+	if (!m)
+		return NULL;
+	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	ah = (struct rte_arp_hdr *)(eh + 1);
+	if (tha)
+		eh->dst_addr = *tha;
+	else
+		memset(&eh->dst_addr, 0xff, sizeof(eh->dst_addr));
+	eh->src_addr = *mac;
+	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
+	ah->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
+	ah->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	ah->arp_hlen = RTE_ETHER_ADDR_LEN;
+	ah->arp_plen = 4;
+	ah->arp_opcode = rte_cpu_to_be_16(tha ? RTE_ARP_OP_REPLY : RTE_ARP_OP_REQUEST);
+	ah->arp_data.arp_sha = *mac;
+	ah->arp_data.arp_sip = ip;
+	if (tha)
+		ah->arp_data.arp_tha = *tha;
+	else
+		memset(&ah->arp_data.arp_tha, 0, sizeof(ah->arp_data.arp_tha));
+	ah->arp_data.arp_tip = tip;
+	m->data_len = m->pkt_len = sizeof(*eh) + sizeof(*ah);
+	return m;
+}
+
+/* The two ends of a UDP flow: addresses in network order. */
+struct dpdk_flow {
+	struct rte_ether_addr mac, peer_mac;
+	rte_be32_t ip, peer_ip;
+	rte_be16_t port, peer_port;
+};
+
+/* A datagram of @size payload bytes on @f; NULL when the pool is empty. */
+static inline struct rte_mbuf *dpdk_udp_frame(struct rte_mempool *pool,
+					      const struct dpdk_flow *f,
+					      const uint8_t *payload, int size)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	struct rte_ether_hdr *eh;
+	struct rte_ipv4_hdr *ih;
+	struct rte_udp_hdr *uh;
+
+	if (!m)
+		return NULL;
+	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	ih = (struct rte_ipv4_hdr *)(eh + 1);
+	uh = (struct rte_udp_hdr *)(ih + 1);
+	eh->dst_addr = f->peer_mac;
+	eh->src_addr = f->mac;
+	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	memset(ih, 0, sizeof(*ih));
+	ih->version_ihl = RTE_IPV4_VHL_DEF;
+	ih->total_length = rte_cpu_to_be_16(sizeof(*ih) + sizeof(*uh) + size);
+	ih->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ih->time_to_live = 64;
+	ih->next_proto_id = IPPROTO_UDP;
+	ih->src_addr = f->ip;
+	ih->dst_addr = f->peer_ip;
+	ih->hdr_checksum = rte_ipv4_cksum(ih);
+	uh->src_port = f->port;
+	uh->dst_port = f->peer_port;
+	uh->dgram_len = rte_cpu_to_be_16(sizeof(*uh) + size);
+	uh->dgram_cksum = 0;		/* optional in IPv4 */
+	memcpy(uh + 1, payload, size);
+	m->data_len = m->pkt_len = DPDK_UDP_HDRS + size;
+	return m;
+}
+
+#endif /* DPDK_FRAMES_H */
