@@ -23,6 +23,21 @@ static inline void window_close(void)
 #endif
 }
 
+/* Inside a window: waiting, not work (a busy-wait); nothing counts until resumed. */
+static inline void count_pause(void)
+{
+#if defined(__riscv)
+	__asm__ volatile(".4byte 0x00302013" ::: "memory");	/* slti x0, x0, 3 */
+#endif
+}
+
+static inline void count_resume(void)
+{
+#if defined(__riscv)
+	__asm__ volatile(".4byte 0x00402013" ::: "memory");	/* slti x0, x0, 4 */
+#endif
+}
+
 /* The whole measurement, for the profiler's busy count (every instruction). */
 static inline void span_mark(int start)
 {

@@ -43,7 +43,13 @@ socket itself and moves each datagram through the row with loads and stores
 of its own (no libaccio, no system call): the record into the TX ring, the
 write pointer and the doorbell; a spin on the RX write pointer, the copy
 out and the read pointer. Its count is the minimal work of a round trip on
-this SoC, which the other modes are measured against.
+this SoC, which the other modes are measured against. And dpdk (--modes
+...,dpdk): apps/dpdk/dpdk_pingpong on DPDK 22.11 and the NIC's own poll-mode
+driver (net_accio, make image), busy-polling, its lcore on --hart (1 when
+not given). Its window opens before the request's frame is built and
+closes when the reply's payload is copied out; it waits for the reply on
+rte_eth_rx_queue_count() with counting paused (dpdk_pingpong -W), so the
+empty polls are waiting and the poll that takes the reply is work.
 
 Under -icount a block that reaches a device before its last instruction
 stops there and QEMU runs the access on its own; accio_prof takes the
@@ -80,6 +86,29 @@ MODES = {
 }
 # udp_pingpong -z: libaccio's zero-copy API; -R: the row by loads and stores
 MODE_ARGS = {"zc": "-z", "raw": "-R"}
+MODES["dpdk"] = ""   # dpdk_pingpong on net_accio: dpdk_command()
+# DPDK 22.11 with the NIC's own poll-mode driver (make image: build/apps/dpdk-pmd),
+# in the guest at /opt/dpdk
+PMD_TREE = os.path.join(ROOT, "build", "apps", "dpdk-pmd", "opt", "dpdk")
+PMD_PKGS = accio.read_pkg_list(os.path.join(ROOT, "buildroot-config", "dpdk-pmd-packages.txt"))
+PMD_PREP = ("mkdir -p /dev/hugepages && mount -t hugetlbfs none /dev/hugepages && "
+            "echo 64 > /proc/sys/vm/nr_hugepages && /opt/dpdk/bin/accio-nic-uio.sh uio > /dev/null")
+PMD_EAL = "--no-pci --in-memory -d /opt/dpdk/lib/accio/librte_net_accio.so --vdev net_accio0"
+# guest folders whose files come from elsewhere than build/rootfs, for symbols
+USER_ROOTS = [("/opt/dpdk/", PMD_TREE + "/")]
+# Debian's files in the guest (glibc for the DPDK programs): the same packages
+# unpacked on the host (scripts/debian.py sysroot, cached), and glibc's
+# symbols from its detached debug files (by build ID)
+DEBIAN_LIBS = ["libc6", "libatomic1", "libc6-dbg"]
+_debian_tree = []
+
+
+def debian_tree():
+    if not _debian_tree:
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "debian.py"),
+                            "sysroot", *DEBIAN_LIBS], capture_output=True, text=True)
+        _debian_tree.append(r.stdout.strip() if r.returncode == 0 else None)
+    return _debian_tree[0]
 NS_PER_INSN = 16            # icount shift 4
 KERNEL_BASE = 0xffffffff00000000
 FIRMWARE = (0x80000000, 0x80200000)
@@ -95,7 +124,8 @@ DEVICES = [  # (name, base, size) of the virt machine's devices
 
 STAGES = [
     "app", "libc", "user copies", "libaccio send", "libaccio receive",
-    "libaccio sleep", "libaccio other", "syscall/trap entry+exit",
+    "libaccio sleep", "libaccio other", "DPDK PMD (net_accio)", "DPDK ethdev",
+    "DPDK mbufs+mempool", "DPDK other", "syscall/trap entry+exit",
     "VFS (syscall dispatch)", "Accio driver", "socket layer", "UDP/IP",
     "NIC driver", "netdev core+NAPI", "softirq", "interrupt+PLIC",
     "wait queues", "wake-up", "scheduler", "context switch", "idle loop",
@@ -109,7 +139,7 @@ LIBACCIO_RECV = re.compile(r"^(accio_zc_recv|accio_zc_release|recv|recvfrom|recv
                            r"conn_recv|ring_recv|ring_read|rx_|kernel_recv|errqueue_recv|"
                            r"put_tstamp|rmb_io|tx_stamp)")
 LIBACCIO_SLEEP = re.compile(r"^(conn_wait|deadline_of|now_us)")
-USER_COPY = re.compile(r"^(memcpy|memmove|memset|__memcpy|__memmove|__memset)")
+USER_COPY = re.compile(r"^(memcpy|memmove|memset|__memcpy|__memmove|__memset|_wordcopy)")
 WAKE = re.compile(r"^(try_to_wake_up|ttwu_|select_task_rq|enqueue_|activate_task|"
                   r"check_preempt|resched_curr|wake_up_|__wake_up|default_wake_function|"
                   r"pollwake|autoremove_wake|woken_wake|place_entity|update_min_vruntime)")
@@ -176,11 +206,19 @@ def user_stage(path, name):
         if LIBACCIO_RECV.match(name):
             return "libaccio receive"
         return "libaccio other"
+    if base.startswith("librte_net_accio"):
+        return "DPDK PMD (net_accio)"
+    if base.startswith("librte_ethdev"):
+        return "DPDK ethdev"
+    if base.startswith(("librte_mbuf", "librte_mempool", "librte_ring")):
+        return "DPDK mbufs+mempool"
+    if base.startswith("librte_"):
+        return "DPDK other"
     if USER_COPY.match(name):
         return "user copies"
     if base.startswith(("ld-musl", "libc", "ld-linux")) or path == "[vdso]":
         return "libc"
-    if base == "udp_pingpong":
+    if base in ("udp_pingpong", "dpdk_pingpong"):
         return "app"
     return "other user"
 
@@ -198,6 +236,17 @@ class Symbols:
     def lookup(self, a):
         i = bisect.bisect_right(self.addr, a) - 1
         return self.name[i] if i >= 0 else "?"
+
+
+def debug_file(path):
+    """The detached debug file of an ELF file in the Debian tree, or None."""
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]{2})([0-9a-f]+)", out)
+    if not m or not debian_tree():
+        return None
+    dbg = os.path.join(debian_tree(), "usr", "lib", "debug", ".build-id", m.group(1),
+                       m.group(2) + ".debug")
+    return dbg if os.path.exists(dbg) else None
 
 
 def nm_pairs(path, dynamic=False):
@@ -262,8 +311,20 @@ class UserMap:
             if path in self.syms or path.startswith("["):
                 continue
             host = os.path.join(accio.BUILD, "rootfs", path.lstrip("/"))
+            for guest, there in USER_ROOTS:
+                if path.startswith(guest):
+                    host = there + path[len(guest):]
+            if not os.path.exists(host) and path.startswith(("/lib", "/usr/lib")) \
+                    and debian_tree():
+                host = os.path.join(debian_tree(), path.lstrip("/"))
+                if not os.path.exists(host) and path.startswith("/lib"):
+                    host = os.path.join(debian_tree(), "usr", path.lstrip("/"))
             if os.path.exists(host):
-                pairs = nm_pairs(host) or nm_pairs(host, dynamic=True)
+                pairs = nm_pairs(host)
+                if not pairs and debian_tree() and host.startswith(debian_tree()):
+                    dbg = debug_file(host)
+                    pairs = nm_pairs(dbg) if dbg else []
+                pairs = pairs or nm_pairs(host, dynamic=True)
                 self.syms[path] = (Symbols(pairs), load_segments(host))
 
     def lookup(self, a):
@@ -300,9 +361,22 @@ def plugin():
     return out
 
 
+def pmd_available():
+    return os.path.exists(os.path.join(PMD_TREE, "lib", "accio", "librte_net_accio.so"))
+
+
+def dpdk_command(count, size, port, hart):
+    """dpdk_pingpong on net_accio against the same server as udp_pingpong
+    (10.0.2.2): counted windows (-W), its memory map (-M)."""
+    return (f"{PMD_PREP} && /opt/dpdk/bin/dpdk_pingpong -l {1 if hart is None else hart} "
+            f"{PMD_EAL} -- -s 10.0.2.2 -l 10.0.2.15 -p {port} -q -W -M -n {count} -m {size}")
+
+
 def profile(mode, count, size, so, hart=None, cmdline="", peer=None):
     """peer: None for the host's echo server (real time), or the wire peer's
     service time in ns (the NIC model answers on the virtual clock)."""
+    if mode == "dpdk" and not pmd_available():
+        sys.exit(f"breakdown: dpdk: {PMD_TREE} was not built (make image)")
     with tempfile.TemporaryDirectory(prefix="accio-prof-") as tmp, \
             contextlib.ExitStack() as stack:
         counts = os.path.join(tmp, "counts")
@@ -313,8 +387,12 @@ def profile(mode, count, size, so, hart=None, cmdline="", peer=None):
         pin = f"taskset {1 << hart:#x} " if hart is not None else ""
         cmd = (f"{MODES[mode]} {pin}udp_pingpong -q -M -n {count} -m {size} "
                f"-p {port} {MODE_ARGS.get(mode, '')}").rstrip()
+        extra = {}
+        if mode == "dpdk":
+            cmd = dpdk_command(count, size, port, hart)
+            extra = {"pkgs": PMD_PKGS, "add": [(PMD_TREE, "/opt/dpdk")]}
         r = accio.run(cmd, icount=4, wire=wire, timeout=1200, cmdline_extra=cmdline,
-                      qemu_extra=["-plugin", f"{so},out={counts},mmio=on"])
+                      qemu_extra=["-plugin", f"{so},out={counts},mmio=on"], **extra)
         if r.rc != 0:
             sys.exit(f"breakdown: {mode} run failed:\n{r.output[-3000:]}")
         text = open(counts).read()

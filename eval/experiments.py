@@ -33,7 +33,7 @@ while the connection's recent waits are short, sleeps otherwise), and, in
 the latency and CPU experiments, DPDK on the NIC's own poll-mode driver
 (net_accio, apps/dpdk/net_accio: dpdk_pingpong, whose processing time comes
 from the same NIC timestamps); in the multiplexing experiment DPDK as one
-dispatcher and T worker clients (dpdk_dispatch -c, T <= 16), measured on
+dispatcher and T worker clients (dpdk_dispatch -c, T <= 64), measured on
 the NIC's wire (eval/wirecap.py) like every contender's turnaround there.
 RDMA runs between two SoCs (eval/bench_baselines.py, in lockstep virtual
 time): the report shows it as missing here, with the reason.
@@ -68,10 +68,7 @@ CONTENDERS = {  # the breakdown's modes, and the adaptive spin policy
     "accio-auto": breakdown.PRELOAD + " ACCIO_SPIN_US=auto",
 }
 # DPDK 22.11 with the NIC's own poll-mode driver (make image: build/apps/dpdk-pmd)
-PMD_TREE = os.path.join(ROOT, "build", "apps", "dpdk-pmd", "opt", "dpdk")
-PMD_PKGS = accio.read_pkg_list(os.path.join(ROOT, "buildroot-config", "dpdk-pmd-packages.txt"))
-PMD_PREP = ("mkdir -p /dev/hugepages && mount -t hugetlbfs none /dev/hugepages && "
-            "echo 64 > /proc/sys/vm/nr_hugepages && /opt/dpdk/bin/accio-nic-uio.sh uio > /dev/null")
+PMD_TREE, PMD_PKGS, PMD_PREP = breakdown.PMD_TREE, breakdown.PMD_PKGS, breakdown.PMD_PREP
 MISSING = {
     "dpdk": "not in this experiment yet; DPDK on the NIC's own poll-mode driver (net_accio) "
             "is in the latency and CPU experiments and between two SoCs "
@@ -148,14 +145,12 @@ def pingpong(env, size, count, port=7, extra=""):
             f"-p {port} {extra}").strip()
 
 
-def pmd_available():
-    return os.path.exists(os.path.join(PMD_TREE, "lib", "accio", "librte_net_accio.so"))
+pmd_available = breakdown.pmd_available
 
 
-# the dispatcher design (dpdk_dispatch -c) with up to this many worker clients:
-# beyond, polling workers outnumber the harts so far that a run does not end
-# (T=64: 12,800 round trips unfinished after 2,000 s of virtual time)
-DPDK_MAX_T = 16
+# the dispatcher design (dpdk_dispatch -c) with up to this many worker clients
+# (its MAX_WORKERS); the workers sleep on a futex while they wait
+DPDK_MAX_T = 64
 
 
 def pmd_dispatch_clients(t, count, port=7):
@@ -183,8 +178,7 @@ def wire_turnarounds(pcap):
 def pmd_pingpong(size, count, port=7):
     """dpdk_pingpong on net_accio, the same round trips as pingpong() (the
     wire peer at 10.0.2.2, the client's lcore on the same hart)."""
-    return (f"/opt/dpdk/bin/dpdk_pingpong -l {HART} --no-pci --in-memory "
-            "-d /opt/dpdk/lib/accio/librte_net_accio.so --vdev net_accio0 -- "
+    return (f"/opt/dpdk/bin/dpdk_pingpong -l {HART} {breakdown.PMD_EAL} -- "
             f"-s 10.0.2.2 -l 10.0.2.15 -p {port} -q -n {count} -m {size} 2>&1 | "
             "grep -v '^EAL:\\|^TELEMETRY:'")
 
@@ -357,9 +351,9 @@ def exp_multiplex(run, quick):
     if pmd_available():
         missing.pop("dpdk")
         if any(t > DPDK_MAX_T for t in threads):
-            missing["dpdk"] = (f"T > {DPDK_MAX_T}: the dispatcher's polling worker processes "
-                               "outnumber the harts so far that a run does not end (T=64: "
-                               "12,800 round trips unfinished after 2,000 s of virtual time)")
+            missing["dpdk"] = (f"T > {DPDK_MAX_T}: dpdk_dispatch takes at most {DPDK_MAX_T} "
+                               "worker processes (each needs an lcore id of its own, and "
+                               "DPDK is built with 128)")
     res = {"threads": threads, "count_per_client": count, "peer_ns": PEER_NS,
            "rows": [], "missing": missing}
     tmp = tempfile.mkdtemp(prefix="accio-multiplex-")

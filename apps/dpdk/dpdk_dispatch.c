@@ -28,14 +28,21 @@
  *       from a capture of the wire (eval/wirecap.py, by client port): the
  *       NIC stamps a packet, but a worker never sees its request's stamp.
  *
- * A worker that finds its ring empty sleeps 20 µs: the workers share the
- * harts with the dispatcher, which polls the port without pause.
+ * A worker that finds its ring empty sleeps on a futex in the shared
+ * memzone until the dispatcher has handed it a datagram (or, as a client,
+ * until its reply's time is up): the workers share the harts with each
+ * other and with the dispatcher, which polls the port without pause, so a
+ * worker with nothing to do must not take a hart. The dispatcher makes the
+ * FUTEX_WAKE system call only for a worker that said it sleeps.
  *
  * Both print key=value statistics at exit; the dispatcher counts per
  * worker. Exit status 0, or 2 on a setup error.
  */
 #include <arpa/inet.h>
 #include <getopt.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +82,45 @@ struct shared {
 	rte_be32_t ip, peer_ip;
 	uint64_t handed[MAX_WORKERS];
 	uint64_t echoed[MAX_WORKERS];
+	uint32_t wake[MAX_WORKERS];	/* futex words: bumped on each hand-over */
+	int sleeping[MAX_WORKERS];	/* the worker is in (or entering) its wait */
+	uint64_t wakeups[MAX_WORKERS];	/* FUTEX_WAKE calls made for it */
 };
+
+static long futex(uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+	/* not FUTEX_PRIVATE_FLAG: the word is in memory shared between processes */
+	return syscall(SYS_futex, word, op, val, ts, NULL, 0);
+}
+
+/*
+ * A worker's wait for its ring: says it sleeps, looks at the ring once more
+ * (a hand-over that came before the flag was seen is not missed: the
+ * dispatcher bumps the word before it reads the flag) and sleeps until
+ * woken, the word changed, or @ns passed.
+ */
+static void worker_wait(struct shared *sh, int idx, struct rte_ring *in, uint64_t ns)
+{
+	uint32_t seq = __atomic_load_n(&sh->wake[idx], __ATOMIC_ACQUIRE);
+	struct timespec ts = { .tv_sec = ns / 1000000000ull, .tv_nsec = ns % 1000000000ull };
+
+	__atomic_store_n(&sh->sleeping[idx], 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (rte_ring_empty(in) && !sh->stop)
+		futex(&sh->wake[idx], FUTEX_WAIT, seq, &ts);
+	__atomic_store_n(&sh->sleeping[idx], 0, __ATOMIC_RELAXED);
+}
+
+/* The dispatcher, after it put something on worker @w's ring. */
+static void wake_worker(struct shared *sh, int w)
+{
+	__atomic_fetch_add(&sh->wake[w], 1, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&sh->sleeping[w], __ATOMIC_RELAXED)) {
+		sh->wakeups[w]++;
+		futex(&sh->wake[w], FUTEX_WAKE, INT_MAX, NULL);
+	}
+}
 
 static struct rte_ring *worker_ring(int i, int create)
 {
@@ -142,7 +187,7 @@ static int run_worker(int idx)
 		unsigned int k = rte_ring_dequeue_burst(in, (void **)ms, BURST, NULL);
 
 		if (k == 0) {
-			usleep(20);	/* workers share the harts with the dispatcher */
+			worker_wait(sh, idx, in, 100000000ull);	/* 100 ms: look at stop */
 			continue;
 		}
 		for (unsigned int i = 0; i < k; i++) {
@@ -217,9 +262,11 @@ static int run_client(int idx, int port, long count, int size, long timeout_ms)
 			struct rte_mbuf *r;
 
 			if (rte_ring_sc_dequeue(in, (void **)&r)) {
-				if ((dpdk_now_ns() - t0) / 1000000 >= (uint64_t)timeout_ms)
+				uint64_t waited = dpdk_now_ns() - t0;
+
+				if (waited >= (uint64_t)timeout_ms * 1000000)
 					break;
-				usleep(20);
+				worker_wait(sh, idx, in, (uint64_t)timeout_ms * 1000000 - waited);
 				continue;
 			}
 			/* the payload starts with the request's number */
@@ -424,12 +471,14 @@ static int run_dispatcher(int workers, rte_be32_t ip, rte_be32_t peer, uint64_t 
 					full++;
 				} else {
 					sh->handed[w]++;
+					wake_worker(sh, w);
 				}
 			} else if (rte_ring_sp_enqueue(rings[next], ms[i])) {
 				rte_pktmbuf_free(ms[i]);
 				full++;
 			} else {
 				sh->handed[next]++;
+				wake_worker(sh, next);
 				next = (next + 1) % workers;
 			}
 		}
@@ -443,14 +492,17 @@ static int run_dispatcher(int workers, rte_be32_t ip, rte_be32_t peer, uint64_t 
 		}
 	}
 	sh->stop = 1;
+	for (int i = 0; i < workers; i++)
+		wake_worker(sh, i);
 	usleep(100000);
 	printf("sent=%llu other=%llu ring_full=%llu workers_ready=%d\n",
 	       (unsigned long long)sent, (unsigned long long)other,
 	       (unsigned long long)full, sh->workers_ready);
 	for (int i = 0; i < workers; i++)
-		printf("handed_w%d=%llu echoed_w%d=%llu\n", i,
+		printf("handed_w%d=%llu echoed_w%d=%llu wakeups_w%d=%llu\n", i,
 		       (unsigned long long)sh->handed[i], i,
-		       (unsigned long long)sh->echoed[i]);
+		       (unsigned long long)sh->echoed[i], i,
+		       (unsigned long long)sh->wakeups[i]);
 	rte_eth_dev_stop(port);
 	rte_eth_dev_close(port);
 	return 0;

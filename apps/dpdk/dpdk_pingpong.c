@@ -3,7 +3,7 @@
  * dpdk_pingpong - UDP ping-pong client on DPDK's ethdev API.
  *
  *   dpdk_pingpong [EAL options] -- -s IPV4 -l IPV4 [-p PORT] [-m SIZE]
- *                 [-n COUNT] [-q] [-k MARK]
+ *                 [-n COUNT] [-q] [-k MARK] [-W] [-M]
  *
  * Sends COUNT datagrams of SIZE bytes to IPV4:PORT from -l's address, one
  * at a time, each after the previous reply, busy-polling the port's RX
@@ -23,6 +23,17 @@
  * -k MARK sends "@@MARK@@" to the server's port 9 (discard) right before the
  * measured round trips: the start of a section in a capture of the wire
  * (eval/wirecap.py), where the kernel cannot send it for us.
+ *
+ * A round trip's time starts before the request's frame is built (the mbuf,
+ * headers and payload copy are what send() does for a socket) and ends when
+ * the reply's payload is copied out.
+ * -W marks each measured round trip as a window of eval's instruction
+ * counter (eval/breakdown.py; apps/prof_marks.h) and waits for the reply on
+ * rte_eth_rx_queue_count() with counting paused, so that the empty polls
+ * (waiting, not work) are left out and the poll that takes the reply is
+ * counted in full; a port without rx_queue_count is polled as usual.
+ * -M prints the process's executable mappings at the end ("map " lines from
+ * /proc/self/maps) for the counter's symbols.
  * Exit status: 0 when every reply came back intact, 1 otherwise, 2 on a
  * setup error (no port, no memory, no ARP reply, no echo).
  */
@@ -49,7 +60,7 @@
 #include <rte_udp.h>
 
 #include "dpdk_frames.h"
-#include "../prof_marks.h"	/* span_mark(): the measurement, for eval's busy count */
+#include "../prof_marks.h"	/* eval's instruction counter: windows, pauses, spans */
 
 #define NB_DESC 256
 #define BURST 32
@@ -140,6 +151,34 @@ static int poll_reply(struct ctx *c, uint8_t *buf, int cap)
 	return got;
 }
 
+/*
+ * -W: waits until the port holds a frame, the instruction counter paused
+ * (waiting is not work). Returns 0 when the port cannot count its frames.
+ */
+static int wait_counted(struct ctx *c, uint64_t t0)
+{
+	int n;
+
+	count_pause();
+	while ((n = rte_eth_rx_queue_count(c->port, 0)) == 0 &&
+	       dpdk_now_ns() - t0 <= REPLY_TIMEOUT_NS)
+		;
+	count_resume();
+	return n >= 0;
+}
+
+static void print_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		printf("map %s", line);
+	fclose(f);
+}
+
 static struct rte_mbuf *build_udp(struct ctx *c, const uint8_t *payload, int size)
 {
 	return dpdk_udp_frame(c->pool, &c->f, payload, size);
@@ -211,14 +250,14 @@ static uint64_t tx_stamp(struct ctx *c)
 static void usage(void)
 {
 	fprintf(stderr, "usage: dpdk_pingpong [EAL options] -- -s SERVER_IPV4 -l LOCAL_IPV4 "
-		"[-p PORT] [-m SIZE] [-n COUNT] [-q] [-k MARK]\n");
+		"[-p PORT] [-m SIZE] [-n COUNT] [-q] [-k MARK] [-W] [-M]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	struct ctx c = { 0 };
-	int size = 64, quiet = 0, opt, eal;
+	int size = 64, quiet = 0, windows = 0, can_count = 1, maps = 0, opt, eal;
 	const char *mark = NULL;
 	long count = 1000, bad = 0;
 	uint8_t out[1472], in[1472];
@@ -237,7 +276,7 @@ int main(int argc, char **argv)
 	argv += eal;
 	c.f.peer_port = rte_cpu_to_be_16(7000);
 	c.f.port = rte_cpu_to_be_16(40000 + (getpid() % 20000));
-	while ((opt = getopt(argc, argv, "s:l:p:m:n:qk:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:l:p:m:n:qk:WM")) != -1) {
 		switch (opt) {
 		case 's':
 		case 'l':
@@ -250,6 +289,8 @@ int main(int argc, char **argv)
 		case 'n': count = atol(optarg); break;
 		case 'q': quiet = 1; break;
 		case 'k': mark = optarg; break;
+		case 'W': windows = 1; break;
+		case 'M': maps = 1; break;
 		default: usage();
 		}
 	}
@@ -335,18 +376,24 @@ int main(int argc, char **argv)
 		for (int j = 0; j < size; j++)
 			out[j] = (uint8_t)(i * 7 + j);
 		memcpy(out, &i, size < (int)sizeof(i) ? size : (int)sizeof(i));
+		c.rx_ts = 0;
+		t0 = dpdk_now_ns();
+		if (windows)
+			window_open();
 		m = build_udp(&c, out, size);
 		if (!m) {
 			fprintf(stderr, "dpdk_pingpong: mbuf pool empty\n");
 			return 2;
 		}
-		c.rx_ts = 0;
-		t0 = dpdk_now_ns();
 		send_one(&c, m);
+		if (windows && can_count)
+			can_count = wait_counted(&c, t0);
 		while ((got = poll_reply(&c, in, sizeof(in))) == -1) {
 			if (dpdk_now_ns() - t0 > REPLY_TIMEOUT_NS)
 				break;
 		}
+		if (windows)
+			window_close();
 		rtt[i] = dpdk_now_ns() - t0;
 		if (got >= 0 && c.tx_ts) {
 			uint64_t tx = tx_stamp(&c);
@@ -385,6 +432,10 @@ int main(int argc, char **argv)
 		printf("rtt_hw_avg_us=n/a\n");
 	}
 	printf("elapsed_us=%llu\ncpu_busy_pct=100.0\n", (unsigned long long)((end - start) / 1000));
+	if (windows)
+		printf("empty_poll_waits=%s\n", can_count ? "paused" : "counted");
+	if (maps)
+		print_maps();
 	rte_eth_dev_stop(c.port);
 	rte_eth_dev_close(c.port);
 	rte_eal_cleanup();

@@ -4,8 +4,10 @@ handed to user space through UIO (kernel 0021's accio-nic-uio, bound with
 driver_override by accio-nic-uio.sh), DPDK posts its hugepage mbufs to the
 NIC by physical address, and no kernel is on the data path. Between two
 SoCs on one wire; the other SoC runs Linux sockets."""
+import json
 import os
 import re
+import subprocess
 
 import pytest
 
@@ -118,7 +120,8 @@ def test_pmd_dispatcher_with_four_client_workers_measured_on_the_wire(tmp_path):
     each reply to the worker whose port it is for; 4 worker processes each
     make 100 checked round trips to the NIC model's wire peer (deterministic
     time). The wire capture shows 4 client flows, each request answered
-    after the peer's 20 µs, and each client's turnaround."""
+    after the peer's 20 µs, and each client's turnaround. Workers wait for
+    their replies asleep (a futex the dispatcher wakes)."""
     pcap = str(tmp_path / "wire.pcap")
     d = f"{BIN}/dpdk_dispatch"
     cmd = (f"{HUGE} && {TO_UIO} > /dev/null && "
@@ -137,6 +140,11 @@ def test_pmd_dispatcher_with_four_client_workers_measured_on_the_wire(tmp_path):
     # each worker's 100 replies handed to it, 400 requests sent for them
     handed = [int(x) for x in re.findall(r"^handed_w\d=(\d+) ", out, re.M)]
     assert handed == [100] * 4 and "sent=400 other=0 ring_full=0" in out, out
+    # a worker waiting for its reply sleeps on its futex: the dispatcher
+    # woke each one for most of its replies (a reply can come while the
+    # worker is still about to sleep), never more often than it handed one
+    wakeups = [int(x) for x in re.findall(r" wakeups_w\d=(\d+)$", out, re.M)]
+    assert len(wakeups) == 4 and all(50 <= x <= 100 for x in wakeups), out
     fl = wirecap.flows(wirecap.read_pcap(pcap))
     assert sorted(fl) == [20000, 20001, 20002, 20003], sorted(fl)
     for port, f in fl.items():
@@ -144,6 +152,37 @@ def test_pmd_dispatcher_with_four_client_workers_measured_on_the_wire(tmp_path):
         assert hw["n"] == 100 and 20.0 <= hw["p50"] and hw["p99"] < 200, (port, hw)
         turn = wirecap.summary(f["turn"])
         assert turn["n"] == 99 and turn["p50"] > 0, (port, turn)
+
+
+def test_pmd_round_trip_breakdown_counts_the_driver_and_skips_the_empty_polls(tmp_path):
+    """eval/breakdown.py --modes dpdk: dpdk_pingpong -W on net_accio against
+    the wire peer (virtual time). Each round trip is one counted window; the
+    empty polls are left out (one pause per round trip, on
+    rte_eth_rx_queue_count, which the PMD answers from the NIC's count of
+    waiting completions), the poll that takes the reply is counted. The work
+    is user space's: the PMD's bursts, the program's frame building, no
+    system call and no socket layer; the NIC's registers are reached
+    directly, two stores per round trip (the send request and the receive
+    buffer posted again), nothing of the uncore."""
+    out = tmp_path / "d.json"
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "eval", "breakdown.py"),
+                        "--count", "40", "--modes", "dpdk", "--peer", "wire:20000",
+                        "--json", str(out)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    d = json.load(open(out))["results"]["dpdk"]
+    assert d["windows"] == 40 and d["busy_waits_skipped"] >= 40, d
+    st = d["stages"]
+    assert st["DPDK PMD (net_accio)"] > 20 and st["app"] > 20, st
+    assert st["libaccio send"] == 0 and st["libaccio receive"] == 0
+    assert st["socket layer"] == 0 and st["UDP/IP"] == 0, st
+    assert st["syscall/trap entry+exit"] < 20, st
+    # without the pause every empty poll (a register read and a few dozen
+    # instructions, hundreds per 20 us wait) would count
+    assert d["instructions_per_round_trip"] < 2000, d["instructions_per_round_trip"]
+    nic = {k: v for k, v in d["mmio"].items() if k.startswith("nic ")}
+    assert nic and not any(k.startswith("uncore ") for k in d["mmio"]), d["mmio"]
+    assert round(sum(v[1] for v in nic.values()), 6) == 2, nic
+    assert float(d["measured"]["proc_p50_us"]) > 0, d["measured"]
 
 
 def test_pmd_bad_input_gives_clear_errors_and_a_killed_process_stops_the_nic():
