@@ -470,6 +470,7 @@ def exp_breakdown(run, quick, outdir):
     progress(f"breakdown: {count} round trips per mode, wire peer at {PEER_NS} ns")
     r = subprocess.run([sys.executable, os.path.join(ROOT, "eval", "breakdown.py"),
                         "--count", str(count), "--hart", str(HART),
+                        "--modes", "linux,accio,spin,mmio" + (",dpdk" if pmd_available() else ""),
                         "--peer", f"wire:{PEER_NS}", "--json", js, "--plot", png],
                        capture_output=True, text=True)
     if r.returncode != 0:
@@ -738,14 +739,17 @@ def report_multiplex(r):
             "work between the two (udp_pingpong reads its transmit timestamp from the error "
             "queue there). DPDK runs the paper's design: one dispatcher process owns the NIC "
             "(net_accio) and hands replies to T worker processes, the clients, through "
-            "rte_rings (dpdk_dispatch -c); a worker never sees its request's NIC timestamp, "
+            "rte_rings (dpdk_dispatch -c), waking a worker that sleeps on its futex; a worker "
+            "never sees its request's NIC timestamp, "
             "so the turnaround is its processing time.\n\n"
             + "\n".join(lines) + "\n\n" + paper)
 
 
 def report_breakdown(r):
-    return (f"`eval/breakdown.py --count {r['count']} --hart {HART} --peer wire:{r['peer_ns']}`"
-            " (instructions per round trip, by stage):\n\n" + r["table"] + "\n")
+    modes = ",".join(r["totals"])
+    return (f"`eval/breakdown.py --count {r['count']} --hart {HART} --peer wire:{r['peer_ns']} "
+            f"--modes {modes}` (instructions per round trip, by stage; dpdk: dpdk_pingpong on "
+            "net_accio, its empty polls left out):\n\n" + r["table"] + "\n")
 
 
 REPORTS = {"freq": report_freq, "latency": report_latency, "throughput": report_throughput,
