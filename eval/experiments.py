@@ -163,7 +163,12 @@ def pmd_dispatch_clients(t, count, port=7):
             "for i in $(seq 100); do grep -q 'dispatcher ready' /tmp/d.out && break; sleep 0.2; done; "
             f"for w in $(seq 0 {t - 1}); do {d} --proc-type=secondary {pmd} "
             "--lcores=$((w + 1))@$((w % 3 + 1)) "
-            f"-- -w $w -p {port} -n {count} -m 64 -t 1000 > /tmp/w$w.out 2>&1 & done; wait; "
+            f"-- -w $w -p {port} -n {count} -m 64 -t 1000 > /tmp/w$w.out 2>&1 & "
+            # one EAL start-up at a time: many at once overrun the
+            # primary's multi-process channel and a secondary can die
+            # holding a lock in the shared memory configuration
+            "for i in $(seq 300); do grep -q '^up worker=' /tmp/w$w.out && break; sleep 0.1; done; "
+            "done; wait; "
             "grep -v '^EAL:\\|^TELEMETRY:' /tmp/d.out; "
             f"for w in $(seq 0 {t - 1}); do echo @@c$w@@; grep -v '^EAL:\\|^TELEMETRY:' /tmp/w$w.out; done")
 

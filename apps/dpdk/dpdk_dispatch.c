@@ -70,6 +70,15 @@
 #define MAX_WORKERS 64
 #define BURST 32
 #define RING_SIZE 1024
+/*
+ * The pool's per-lcore cache. Every worker is a process on its own lcore,
+ * and a cache refills to its size on a miss: 64 caches of 256 would hold
+ * twice the pool and leave the receive path without mbufs.
+ */
+#define POOL_MBUFS 8191
+#define POOL_CACHE 32
+/* how long the workers may take to come up (EAL init of each process) */
+#define STARTUP_S 300
 #define CLIENT_PORT0 20000
 
 /* shared between the processes, in a memzone */
@@ -78,6 +87,8 @@ struct shared {
 	volatile int stop;
 	volatile int clients_done;
 	int client;			/* the dispatcher of clients (-c) */
+	int workers;			/* how many it serves (-T) */
+	uint32_t go;			/* futex word: every client is up */
 	struct rte_ether_addr mac, peer_mac;
 	rte_be32_t ip, peer_ip;
 	uint64_t handed[MAX_WORKERS];
@@ -241,7 +252,22 @@ static int run_client(int idx, int port, long count, int size, long timeout_ms)
 	rtt = calloc(count, sizeof(*rtt));
 	if (!rtt)
 		return 2;
-	__atomic_fetch_add(&sh->workers_ready, 1, __ATOMIC_SEQ_CST);
+	/*
+	 * All clients start together, once the last one is up: the first
+	 * ones would otherwise share their harts with the EAL start-up of
+	 * the others and measure that.
+	 */
+	printf("up worker=%d\n", idx);	/* a launcher may wait for this */
+	fflush(stdout);
+	if (__atomic_add_fetch(&sh->workers_ready, 1, __ATOMIC_SEQ_CST) >= sh->workers) {
+		__atomic_store_n(&sh->go, 1, __ATOMIC_SEQ_CST);
+		futex(&sh->go, FUTEX_WAKE, INT_MAX, NULL);
+	}
+	while (!__atomic_load_n(&sh->go, __ATOMIC_SEQ_CST) && !sh->stop) {
+		struct timespec ts = { .tv_sec = 0, .tv_nsec = 100000000 };
+
+		futex(&sh->go, FUTEX_WAIT, 0, &ts);	/* 100 ms: look at stop */
+	}
 	for (i = 0; i < count && !sh->stop; i++) {
 		struct rte_mbuf *m;
 		uint64_t t0, t1;
@@ -296,7 +322,8 @@ static int run_client(int idx, int port, long count, int size, long timeout_ms)
 	}
 	__atomic_fetch_add(&sh->clients_done, 1, __ATOMIC_SEQ_CST);
 	qsort(rtt, n, sizeof(*rtt), dpdk_cmp_u64);
-	printf("worker=%d size=%d datagrams=%ld bad=%ld\nlost=%ld\n", idx, size, count, bad,
+	/* datagrams: the requests made (fewer than asked if the dispatcher stopped) */
+	printf("worker=%d size=%d datagrams=%ld bad=%ld\nlost=%ld\n", idx, size, i, bad,
 	       lost);
 	if (n)
 		printf("rtt_p50_us=%.1f\nrtt_p99_us=%.1f\n", rtt[n / 2] / 1000.0,
@@ -353,7 +380,7 @@ static int arp_reply_of(struct rte_mbuf *m, rte_be32_t peer, struct rte_ether_ad
 static int run_dispatcher(int workers, rte_be32_t ip, rte_be32_t peer, uint64_t count,
 			  uint64_t idle_s)
 {
-	uint64_t hz = rte_get_timer_hz(), last = 0;
+	uint64_t hz = rte_get_timer_hz(), last = 0, start;
 	struct rte_eth_conf conf = { 0 };
 	const struct rte_memzone *mz;
 	struct rte_ring *rings[MAX_WORKERS], *tx;
@@ -362,14 +389,14 @@ static int run_dispatcher(int workers, rte_be32_t ip, rte_be32_t peer, uint64_t 
 	struct shared *sh;
 	uint64_t sent = 0, other = 0, full = 0;
 	uint16_t port = 0, nrx = 256, ntx = 256;
-	int next = 0, rc;
+	int next = 0, all_ready = 0, rc;
 
 	if (rte_eth_dev_count_avail() == 0) {
 		fprintf(stderr, "dpdk_dispatch: no ethdev port (pass one with --vdev)\n");
 		return 2;
 	}
 	mz = rte_memzone_reserve("dispatch_shared", sizeof(*sh), rte_socket_id(), 0);
-	pool = rte_pktmbuf_pool_create("dispatch_pool", 8191, 256, 0,
+	pool = rte_pktmbuf_pool_create("dispatch_pool", POOL_MBUFS, POOL_CACHE, 0,
 				       RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
 	tx = rte_ring_create("dispatch_tx", RING_SIZE, rte_socket_id(), RING_F_SC_DEQ);
 	for (int i = 0; i < workers; i++)
@@ -384,6 +411,7 @@ static int run_dispatcher(int workers, rte_be32_t ip, rte_be32_t peer, uint64_t 
 	}
 	sh = mz->addr;
 	memset(sh, 0, sizeof(*sh));
+	sh->workers = workers;
 	rc = rte_eth_dev_configure(port, 1, 1, &conf);
 	if (rc == 0)
 		rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx);
@@ -433,15 +461,32 @@ static int run_dispatcher(int workers, rte_be32_t ip, rte_be32_t peer, uint64_t 
 	}
 	printf("dispatcher ready workers=%d\n", workers);
 	fflush(stdout);
+	start = rte_get_timer_cycles();
 	while (!count || sent < count) {
 		unsigned int k = rte_eth_rx_burst(port, 0, ms, BURST);
+		uint64_t now = rte_get_timer_cycles();
 
 		if (peer && sh->clients_done == workers && !k && rte_ring_empty(tx))
 			break;		/* every client has finished */
 
+		/*
+		 * -I: idle time counts from the first datagram, and only once
+		 * every worker is up (the first clients may finish before the
+		 * last one's EAL is initialised).
+		 */
+		if (!all_ready && sh->workers_ready >= workers) {
+			all_ready = 1;
+			if (last)
+				last = now;
+		} else if (!all_ready && now - start > STARTUP_S * hz) {
+			fprintf(stderr, "dpdk_dispatch: only %d of %d workers came up in %d s\n",
+				sh->workers_ready, workers, STARTUP_S);
+			rc = 2;
+			break;
+		}
 		if (k)
-			last = rte_get_timer_cycles();
-		else if (idle_s && last && rte_get_timer_cycles() - last > idle_s * hz)
+			last = now;
+		else if (idle_s && all_ready && last && now - last > idle_s * hz)
 			break;
 
 		for (unsigned int i = 0; i < k; i++) {
@@ -505,7 +550,7 @@ static int run_dispatcher(int workers, rte_be32_t ip, rte_be32_t peer, uint64_t 
 		       (unsigned long long)sh->wakeups[i]);
 	rte_eth_dev_stop(port);
 	rte_eth_dev_close(port);
-	return 0;
+	return rc;
 }
 
 static void usage(void)
