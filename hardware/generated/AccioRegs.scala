@@ -174,6 +174,8 @@ object Uncore {
     val MMIO_TX_NEXT: Int = 0x0b8
     val MMIO_TX_ERRORS: Int = 0x0c0
     val TX_TSTAMP: Int = 0x0c8
+    val ROCE_QPN: Int = 0x0d0
+    val ROCE_QPN_QPN: (Int, Int) = (0, 24)
     val MMIO_TX: Int = 0x800
     val MMIO_TX_COUNT: Int = 256
   }

@@ -92,6 +92,7 @@ UNCORE_ARRAYS = {
         "MMIO_TX_NEXT": (0x0b8, {"VALUE": (0, 64, 0x0)}),
         "MMIO_TX_ERRORS": (0x0c0, {"VALUE": (0, 64, 0x0)}),
         "TX_TSTAMP": (0x0c8, {"VALUE": (0, 64, 0x0)}),
+        "ROCE_QPN": (0x0d0, {"QPN": (0, 24, 0x0)}),
         "MMIO_TX": (0x800, {"DATA": (0, 64, 0x0)}),
     }),
 }

@@ -701,6 +701,12 @@ typedef struct __attribute__ ((__packed__)) {
 #define ACCIO_ICT_ROW__TX_TSTAMP__VALUE_bw 64
 #define ACCIO_ICT_ROW__TX_TSTAMP__VALUE_reset 0x0
 
+// reg - accio_ict_row::ROCE_QPN
+#define ACCIO_ICT_ROW__ROCE_QPN__QPN_bm 0xffffff
+#define ACCIO_ICT_ROW__ROCE_QPN__QPN_bp 0
+#define ACCIO_ICT_ROW__ROCE_QPN__QPN_bw 24
+#define ACCIO_ICT_ROW__ROCE_QPN__QPN_reset 0x0
+
 // reg - accio_ict_row::MMIO_TX
 #define ACCIO_ICT_ROW__MMIO_TX__DATA_bm 0xffffffffffffffff
 #define ACCIO_ICT_ROW__MMIO_TX__DATA_bp 0
@@ -735,7 +741,8 @@ typedef struct __attribute__ ((__packed__)) {
     uint64_t MMIO_TX_NEXT;
     uint64_t MMIO_TX_ERRORS;
     uint64_t TX_TSTAMP;
-    uint8_t RESERVED_d0_7ff[0x730];
+    uint64_t ROCE_QPN;
+    uint8_t RESERVED_d8_7ff[0x728];
     uint64_t MMIO_TX[256];
 } accio_ict_row_t;
 

@@ -288,8 +288,13 @@ static bool row_roce(struct accio_uncore *u, unsigned int row)
 
 /* ---- receive ------------------------------------------------------------ */
 
+/*
+ * The row of a received datagram: the exact 5-tuple wins over a wildcard
+ * one. A RoCEv2 row (STATE.ROCE) also needs the BTH's destination QP to be
+ * its ROCE_QPN; qpn is -1 for a datagram without a whole BTH.
+ */
 static int match_row(struct accio_uncore *u, uint32_t lip, uint16_t lport,
-		     uint32_t rip, uint16_t rport)
+		     uint32_t rip, uint16_t rport, int32_t qpn)
 {
 	int wild = -1;
 	unsigned int r;
@@ -310,6 +315,12 @@ static int match_row(struct accio_uncore *u, uint32_t lip, uint16_t lport,
 		    field(l, ACCIO_UNCORE_ROW_LOCAL_PORT_MASK,
 			  ACCIO_UNCORE_ROW_LOCAL_PORT_SHIFT) != lport)
 			continue;
+		if (row_roce(u, r) &&
+		    (qpn < 0 || !qpn ||
+		     (uint32_t)qpn != field(*rreg(u, r, ACCIO_UNCORE_ROW_ROCE_QPN),
+					    ACCIO_UNCORE_ROW_ROCE_QPN_QPN_MASK,
+					    ACCIO_UNCORE_ROW_ROCE_QPN_QPN_SHIFT)))
+			continue;	/* another queue pair's */
 		if (mip == rip && mport == rport)
 			return r;	/* exact 5-tuple wins */
 		if (wild < 0 && (!mip || mip == rip) && (!mport || mport == rport))
@@ -402,7 +413,8 @@ bool accio_uncore_rx(struct accio_uncore *u, const uint8_t *f, size_t len)
 		u->rx_malformed++;
 		return true;
 	}
-	row = match_row(u, dip, dport, sip, sport);
+	row = match_row(u, dip, dport, sip, sport,
+			ulen >= 8 + ROCE_BTH ? (int32_t)(get32(udp + 8 + 4) & 0xffffff) : -1);
 	if (row < 0) {
 		u->ict_misses++;
 		if (u->ctrl & ACCIO_UNCORE_CTRL_MISS_EVENTS_MASK)
@@ -887,6 +899,7 @@ void accio_uncore_store(struct accio_uncore *u, uint64_t off, uint64_t val,
 	case ACCIO_UNCORE_ROW_RX_SIZE:
 	case ACCIO_UNCORE_ROW_TX_BASE:
 	case ACCIO_UNCORE_ROW_TX_SIZE:
+	case ACCIO_UNCORE_ROW_ROCE_QPN:
 		if (who->user) {
 			refuse(u, row, r, who);
 			return;

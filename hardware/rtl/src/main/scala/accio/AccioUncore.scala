@@ -90,6 +90,8 @@ class AccioUncore(val p: UncoreParams) extends Module {
   ict.io.lport := rx.io.lport
   ict.io.rip := rx.io.rip
   ict.io.rport := rx.io.rport
+  ict.io.bth := rx.io.bth
+  ict.io.dqpn := rx.io.dqpn
   rx.io.hit := ict.io.hit
   rx.io.hitRoce := ict.io.shadow(ict.io.hit.bits).roce
   io.dma.aw <> rx.io.axi.aw

@@ -10,9 +10,9 @@ import accio.regs.Uncore.Row
   * through a fixed-priority arbiter; every request is a single-cycle read, write, add or
   * clear-bits that returns the old value. A request with `lock` keeps the arbiter on its client
   * for the client's next request, so that the other clients (the MMIO reads among them) see two
-  * updates such as TX_TSTAMP and TX_PKTS both or neither. STATE, LOCAL, REMOTE and OWNER_ASID
-  * are mirrored in flops so that the ASID check and the 5-tuple match are combinational over
-  * all rows.
+  * updates such as TX_TSTAMP and TX_PKTS both or neither. STATE, LOCAL, REMOTE, OWNER_ASID
+  * and ROCE_QPN are mirrored in flops so that the ASID check and the 5-tuple match are
+  * combinational over all rows.
   * After reset the table clears itself (one row register per cycle) while `ready` is low.
   */
 class IctTable(p: UncoreParams, nClients: Int) extends Module {
@@ -20,11 +20,14 @@ class IctTable(p: UncoreParams, nClients: Int) extends Module {
     val clients = Vec(nClients, Flipped(new RegPort(p)))
     val ready = Output(Bool())
     val shadow = Output(Vec(p.rows, new RowShadow))
-    // 5-tuple match of a received datagram: exact first, else the first wildcard row
+    // 5-tuple match of a received datagram: exact first, else the first wildcard row; a RoCEv2
+    // row also needs the datagram's BTH destination QP to be its ROCE_QPN
     val lip = Input(UInt(32.W))
     val lport = Input(UInt(16.W))
     val rip = Input(UInt(32.W))
     val rport = Input(UInt(16.W))
+    val bth = Input(Bool()) // the UDP payload holds a whole BTH
+    val dqpn = Input(UInt(24.W)) // its destination QP
     val hit = Output(Valid(UInt(p.rowBits.W)))
   })
 
@@ -79,11 +82,13 @@ class IctTable(p: UncoreParams, nClients: Int) extends Module {
       is(F.reg(Row.LOCAL).U) { s.local := nv(55, 0) }
       is(F.reg(Row.REMOTE).U) { s.remote := nv(47, 0) }
       is(F.reg(Row.OWNER_ASID).U) { s.asid := nv(15, 0); s.asidWide := nv(63, 16).orR }
+      is(F.reg(Row.ROCE_QPN).U) { s.qpn := nv(23, 0) }
     }
   }
 
-  // 5-tuple match
-  val cand = shadow.map(s => s.live && s.proto === 17.U && s.lip === io.lip && s.lport === io.lport)
+  // 5-tuple match (and the queue pair, for a RoCEv2 row)
+  val cand = shadow.map(s =>
+    s.live && s.proto === 17.U && s.lip === io.lip && s.lport === io.lport && s.qpnMatch(io.bth, io.dqpn))
   val exact = VecInit(shadow.zip(cand).map { case (s, c) => c && s.rip === io.rip && s.rport === io.rport })
   val wild = VecInit(shadow.zip(cand).map { case (s, c) =>
     c && (s.rip === 0.U || s.rip === io.rip) && (s.rport === 0.U || s.rport === io.rport)

@@ -104,6 +104,7 @@ class RowShadow extends Bundle {
   val remote = UInt(48.W)
   val asid = UInt(16.W)
   val asidWide = Bool() // OWNER_ASID holds a value no ASID can equal
+  val qpn = UInt(24.W) // ROCE_QPN
   def ownedBy(a: UInt): Bool = state(0) && !asidWide && asid === a
   def enabled: Bool = state(0)
   def live: Bool = state(0) && state(1)
@@ -113,6 +114,8 @@ class RowShadow extends Bundle {
   def proto: UInt = F(local, Uncore.Row.LOCAL_PROTO)
   def rip: UInt = F(remote, Uncore.Row.REMOTE_IP)
   def rport: UInt = F(remote, Uncore.Row.REMOTE_PORT)
+  /** A RoCEv2 row takes only datagrams whose BTH names its queue pair (none while QPN is 0). */
+  def qpnMatch(bth: Bool, dqpn: UInt): Bool = !roce || (bth && qpn =/= 0.U && qpn === dqpn)
 }
 
 /** Global counter increments, one pulse per event. */

@@ -180,7 +180,8 @@ class RegBlock(p: UncoreParams, nIncs: Int) extends Module with Sequencer {
   val rowWriteVal = Reg(UInt(64.W))
   val kernelOnly = Seq(Row.LOCAL, Row.REMOTE, Row.OWNER_ASID, Row.OWNER_COOKIE, Row.DST_MAC, Row.RX_BASE,
     Row.RX_SIZE, Row.TX_BASE, Row.TX_SIZE, Row.RX_WPTR, Row.TX_RPTR, Row.RX_PKTS, Row.RX_BYTES, Row.RX_DROPS,
-    Row.TX_PKTS, Row.TX_BYTES, Row.TX_ERRORS, Row.PROT_FAULTS, Row.MMIO_TX_NEXT, Row.MMIO_TX_ERRORS, Row.TX_TSTAMP)
+    Row.TX_PKTS, Row.TX_BYTES, Row.TX_ERRORS, Row.PROT_FAULTS, Row.MMIO_TX_NEXT, Row.MMIO_TX_ERRORS, Row.TX_TSTAMP,
+    Row.ROCE_QPN)
   val isKernelOnly = kernelOnly.map(o => r === o.U).reduce(_ || _)
   val isUserReg = r === Row.RX_RPTR.U || r === Row.TX_WPTR.U
   when(state === sWrite) {

@@ -28,6 +28,8 @@ class UdpRx(p: UncoreParams) extends Module with Sequencer {
     val lport = Output(UInt(16.W))
     val rip = Output(UInt(32.W))
     val rport = Output(UInt(16.W))
+    val bth = Output(Bool()) // the UDP payload holds a whole BTH (RoCEv2 rows match on its QP)
+    val dqpn = Output(UInt(24.W))
     val hit = Input(Valid(UInt(p.rowBits.W)))
     val hitRoce = Input(Bool()) // the hit row has STATE.ROCE
     val reg = new RegPort(p)
@@ -118,6 +120,8 @@ class UdpRx(p: UncoreParams) extends Module with Sequencer {
   io.lport := dport
   io.rip := sip
   io.rport := sport
+  io.bth := ulen >= (8 + 12).U
+  io.dqpn := Cat(hdr(udpOff + 13.U), hdr(udpOff + 14.U), hdr(udpOff + 15.U))
   val plen = ulen - 8.U
   val notForUs = !io.enable || len < 14.U || be16(12) =/= 0x0800.U || len < 34.U || hdr(23) =/= 17.U
   val badIp = hdr(14)(7, 4) =/= 4.U || ihl < 20.U || len < 14.U +& ihl || tot < ihl +& 8.U ||
