@@ -570,9 +570,10 @@ static void row_close(struct accio_qp *qp)
 
 /*
  * The QP's row: a UDP socket on a port of its own anchors the address;
- * accelerated for RoCE, its row takes the RoCEv2 port 4791 (one such row
- * per SoC: EADDRINUSE for a second), whoever holds that port in the socket
- * layer (soft-RoCE does, once loaded). Its register page and rings mapped.
+ * accelerated for RoCE, its row takes from the RoCEv2 port 4791 the
+ * datagrams of its QP (the kernel names it when it creates the QP),
+ * whoever holds that port in the socket layer (soft-RoCE does, once
+ * loaded). Its register page and rings mapped.
  */
 static int row_open(struct accio_qp *qp, const struct ibv_qp_cap *cap)
 {

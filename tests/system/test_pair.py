@@ -181,11 +181,60 @@ def test_hardware_verbs_on_ict_rows_between_two_socs():
     assert re.findall(r"^malformed=(\d+)$", out, re.M) == ["0", "0"], out
 
 
+def side_by_side(cmds):
+    """Run shell commands at once; each one's output, then NAME=rc, follow
+    in order once all have ended."""
+    run = " ".join(f"({c}; echo {n}=$?) > /tmp/sbs.{n} 2>&1 &" for n, c in cmds)
+    return f"{run} wait; cat " + " ".join(f"/tmp/sbs.{n}" for n, _ in cmds)
+
+
+@pytest.mark.skipif(verbs_unavailable() is not None, reason=str(verbs_unavailable()))
+def test_hardware_verbs_queue_pairs_side_by_side():
+    """Several QPs on one SoC at once (kernel 0022): the engine steers each
+    RoCEv2 datagram to the row of the QP its BTH names. Three client QPs on
+    accio0 ping-pong at the same time, every buffer checked (--chk), with
+    two accio0 QPs and one soft-RoCE QP on the server SoC, where rxe shares
+    port 4791 with the rows and keeps its own QP's datagrams. A datagram
+    steered to the wrong QP's row would count in that QP's rx_drop_qpn."""
+    ud = "ibv_ud_pingpong -g 1 -c -n 300 -s 1000"
+    ports = (18601, 18602, 18603)
+    server = (f"{HWV_STATS}; {RXE} && " + side_by_side([
+        ("s1", f"{ud} -p {ports[0]} -d accio0"),
+        ("s2", f"{ud} -p {ports[1]} -d accio0"),
+        ("s3", f"{ud} -p {ports[2]} -d rxe0")]) + "; rdma statistic show link rxe0/1")
+    client = f"{HWV_STATS}; {MALFORMED}; " + side_by_side([
+        (f"c{i + 1}", retry(f"{ud} -p {port} -d accio0 10.0.3.1")) for i, port in enumerate(ports)]) + \
+        f"; {MALFORMED}"
+    rs, rc = accio.run_pair(server, client, pkgs=RDMA_PKGS, timeout=TIMEOUT)
+    assert rc.rc == 0 and rs.rc == 0, rc.output + "\n--server--\n" + rs.output
+    out = rc.output
+    for k in ("c1", "c2", "c3"):
+        assert f"{k}=0" in out, out
+    for k in ("s1", "s2", "s3"):
+        assert f"{k}=0" in rs.output, rs.output
+    assert len(re.findall(r"^300 iters in [\d.]+ seconds", out, re.M)) == 3, out
+    # three QPs with three numbers on the client, two on the server's accio0
+    for who, text, n in (("client", out, 3), ("server", rs.output, 2)):
+        st = verbs_stats(text)
+        assert len(st) == n and len({s["qpn"] for s in st}) == n, (who, st, text)
+        for s in st:
+            assert s["qpn"] >= 0x400000, (who, st)
+            assert s["tx"] == s["rx"] >= 300, (who, st)
+            assert all(v == 0 for k, v in s.items() if k.startswith("rx_drop") or k == "rx_len_err"), \
+                (who, st)
+    # soft-RoCE's QP on the server SoC got its client's datagrams
+    rcvd = int(re.search(r"\brcvd_pkts (\d+)", rs.output).group(1))
+    assert rcvd >= 300, rs.output
+    assert re.findall(r"^malformed=(\d+)$", out, re.M) == ["0", "0"], out
+
+
 @pytest.mark.skipif(verbs_unavailable() is not None, reason=str(verbs_unavailable()))
 def test_hardware_verbs_refusals_and_a_qp_out_of_another_process_reach():
     """accio_verbs_selftest: the kernel's checks of a QP's row (no fd, a
-    plain socket, a row without ACCIO_ACCEL_ROCE, reserved bits, a second
-    RoCE row, another process's row: EACCES, also for mmap), RC refused,
+    plain socket, a row without ACCIO_ACCEL_ROCE, reserved bits, another
+    process's row: EACCES, also for mmap), RoCE rows sharing port 4791 up
+    to half of the table (then ENOSPC), the QP number written into the row
+    (fdinfo roce_qpn) and cleared when the QP goes, RC refused,
     bad modify_qp, non-IPv4 address handles, and a forked child posting on
     its parent's QP (its rings are not mapped there: the child dies, the
     parent's QP goes on). Against the NIC model's echo peer, which sends
@@ -197,7 +246,8 @@ def test_hardware_verbs_refusals_and_a_qp_out_of_another_process_reach():
     assert r.rc == 0 and "rc=0" in out and "PASS: 0 failed" in out, out + r.console[-2000:]
     assert "FAIL" not in out, out
     for name in ("qp-foreign-row", "map-foreign-row", "qp-row-once", "post-from-another-process",
-                 "send-after-foreign-post", "qp-rc-refused", "qp-ud-once", "row-roce-once"):
+                 "send-after-foreign-post", "qp-rc-refused", "qp-ud-second", "row-roce-shared",
+                 "row-roce-half-table", "row-no-qp-yet", "qp-row-steered", "qp-destroy-unsteers"):
         assert f"ok {name}\n" in out, (name, out)
     counts = [int(x) for x in re.findall(r"^malformed=(\d+)$", out, re.M)]
     assert len(counts) == 2 and counts[1] - counts[0] >= 1, out
