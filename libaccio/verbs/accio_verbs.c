@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,7 +25,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/driver.h>
@@ -71,6 +74,15 @@ struct accio_device {
 struct accio_context {
 	struct verbs_context vctx;
 	bool stats;		/* ACCIO_VERBS_STATS=1: counters at destroy_qp */
+	pthread_mutex_t mr_lock;
+	struct list_head mrs;	/* the context's registrations (RDMA WRITE targets) */
+};
+
+struct accio_mr {
+	struct verbs_mr vmr;
+	struct list_node node;
+	uint64_t iova;		/* the address remote peers name */
+	int access;
 };
 
 struct accio_cq {
@@ -85,22 +97,43 @@ struct accio_ah {
 	uint32_t addr;		/* destination IPv4, network order */
 };
 
-/* A send handed to the engine: done when the TX read pointer passes end. */
+/*
+ * A send work request. UD: done when the TX read pointer passes end. RC:
+ * packets first_psn .. first_psn + npkts - 1, done when acknowledged.
+ */
 struct accio_swqe {
 	uint64_t wr_id;
 	uint64_t end;
 	uint32_t len;
 	bool signaled;
+	/* RC */
+	enum ibv_wr_opcode opcode;
+	enum ibv_wc_status status;
+	uint32_t first_psn, npkts;
+	uint64_t raddr;
+	uint32_t rkey;
+	uint8_t imm[4];
+	bool se;
+	bool inl;		/* the data is in the entry's inline buffer */
+	int num_sge;
 };
 
 struct accio_rwqe {
 	uint64_t wr_id;
 	int num_sge;
+	/* RC: the completion, once the message has arrived */
+	enum ibv_wc_status status;
+	enum ibv_wc_opcode opcode;
+	uint32_t byte_len;
+	uint8_t imm[4];
+	bool with_imm;
 };
 
 struct accio_qp_stats {
 	uint64_t tx, rx, rx_drop_hdr, rx_drop_qpn, rx_drop_qkey, rx_drop_norecv,
 		 rx_drop_state, rx_len_err;
+	/* RC */
+	uint64_t retransmits, naks_rx, naks_tx, rnr_naks_tx, dup_rx;
 };
 
 struct accio_qp {
@@ -138,6 +171,32 @@ struct accio_qp {
 	/* both locks */
 	enum ibv_qp_state state;
 	uint32_t qkey;
+
+	/* RC: the requester under sq_lock, the responder under both */
+	bool rc;
+	struct ibv_sge *sq_sge;	/* max_send_sge per entry */
+	uint8_t *sq_inline;	/* max_inline bytes per entry */
+	uint32_t max_inline;
+	uint32_t sq_acked;	/* the first entry not acknowledged */
+	uint32_t sq_sent;	/* the first entry with packets not yet sent */
+	uint32_t sent_pkts;	/* ... and how many of them are */
+	uint32_t dest_qpn, dest_ip;
+	int access;
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	uint32_t retries, rnr_retries;
+	uint64_t resend_at;	/* ns: the oldest packet's timeout, 0 none */
+	uint64_t rnr_until;	/* ns: resend from rnr_psn then, 0 none */
+	uint32_t rnr_psn;
+	bool tx_dirty;		/* records written, the doorbell not yet rung */
+	uint32_t epsn, msn;	/* the responder's next PSN and message count */
+	uint32_t rq_done;	/* receives completed, reported from rq_head */
+	uint32_t rx_off;	/* bytes of the SEND in progress placed */
+	bool in_send, in_write, nak_sent, ack_due;
+	uint8_t *wr_at;		/* the RDMA WRITE in progress: where, how much */
+	uint32_t wr_left, wr_total;
+	pthread_t thread;	/* places RDMA WRITEs while the program does not poll */
+	int thread_fd;		/* eventfd that stops it */
+	bool thread_on;
 
 	struct accio_qp_stats st;
 };
@@ -221,35 +280,78 @@ static int accio_dealloc_pd(struct ibv_pd *pd)
 	return 0;
 }
 
-/* The data path copies with the CPU: the kernel hands out a key, pins nothing. */
+/*
+ * The data path copies with the CPU: the kernel hands out a key, pins
+ * nothing. The context keeps its registrations, which RDMA WRITEs from an
+ * RC peer name by R_Key.
+ */
 static struct ibv_mr *accio_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 				   uint64_t hca_va, int access)
 {
+	struct accio_context *ctx = to_actx(pd->context);
 	struct ibv_reg_mr cmd;
 	struct ib_uverbs_reg_mr_resp resp;
-	struct verbs_mr *vmr = calloc(1, sizeof(*vmr));
+	struct accio_mr *mr = calloc(1, sizeof(*mr));
 	int err;
 
-	if (!vmr)
+	if (!mr)
 		return NULL;
-	err = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd, sizeof(cmd),
+	err = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, &mr->vmr, &cmd, sizeof(cmd),
 			     &resp, sizeof(resp));
 	if (err) {
-		free(vmr);
+		free(mr);
 		errno = err;
 		return NULL;
 	}
-	return &vmr->ibv_mr;
+	mr->iova = hca_va;
+	mr->access = access;
+	pthread_mutex_lock(&ctx->mr_lock);
+	list_add_tail(&ctx->mrs, &mr->node);
+	pthread_mutex_unlock(&ctx->mr_lock);
+	return &mr->vmr.ibv_mr;
 }
 
 static int accio_dereg_mr(struct verbs_mr *vmr)
 {
-	int err = ibv_cmd_dereg_mr(vmr);
+	struct accio_context *ctx = to_actx(vmr->ibv_mr.context);
+	struct accio_mr *mr = container_of(vmr, struct accio_mr, vmr);
+	int err;
 
+	pthread_mutex_lock(&ctx->mr_lock);
+	err = ibv_cmd_dereg_mr(vmr);
+	if (!err)
+		list_del(&mr->node);
+	pthread_mutex_unlock(&ctx->mr_lock);
 	if (err)
 		return err;
-	free(vmr);
+	free(mr);
 	return 0;
+}
+
+/*
+ * Where an RDMA WRITE of len bytes at the peer's address va with rkey
+ * goes in this process, or NULL: the registration must belong to the QP's
+ * PD and allow remote writes, and hold the whole range.
+ */
+static uint8_t *mr_target(struct ibv_qp *qp, uint32_t rkey, uint64_t va, uint32_t len)
+{
+	struct accio_context *ctx = to_actx(qp->context);
+	struct accio_mr *mr;
+	uint8_t *at = NULL;
+
+	pthread_mutex_lock(&ctx->mr_lock);
+	list_for_each(&ctx->mrs, mr, node) {
+		struct ibv_mr *m = &mr->vmr.ibv_mr;
+
+		if (m->rkey != rkey)
+			continue;
+		if (m->pd == qp->pd && (mr->access & IBV_ACCESS_REMOTE_WRITE) &&
+		    va >= mr->iova && len <= m->length && va - mr->iova <= m->length - len)
+			at = (uint8_t *)m->addr + (va - mr->iova);
+		break;
+	}
+	pthread_mutex_unlock(&ctx->mr_lock);
+	return at;
 }
 
 /* ---- completion queues -------------------------------------------------- */
@@ -469,6 +571,618 @@ static int poll_recv(struct accio_qp *qp, struct ibv_wc *wc, int ne)
 	return n;
 }
 
+/* ---- reliable connected QPs: the transport in the provider ---------------- */
+
+/*
+ * An RC QP runs IBA's reliable transport on the row: the requester numbers
+ * the packets of each message (PSNs), asks for an acknowledgement on the
+ * last one and keeps the message until an ACK covers it; it sends again
+ * from a NAK's PSN, after an RNR NAK's delay, or from the oldest
+ * unacknowledged packet on a timeout, and fails the message after
+ * retry_cnt (rnr_retry) tries. The responder takes packets in PSN order
+ * only: a duplicate is acknowledged again, a gap NAKed once, a SEND with no
+ * receive posted RNR NAKed; it places SENDs into the posted receives and
+ * RDMA WRITEs into the registrations their R_Key names. ACKs go out once
+ * per poll for what arrived with AckReq. The engine fills in and checks
+ * every packet's ICRC.
+ */
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* The local ACK timeout: 4.096 us << timeout, 1 ms to 4 s; 0: none. */
+static uint64_t rc_timeout_ns(const struct accio_qp *qp)
+{
+	uint64_t t;
+
+	if (!qp->timeout)
+		return 0;
+	t = 4096ull << (qp->timeout > 31 ? 31 : qp->timeout);
+	if (t < 1000000)
+		t = 1000000;
+	if (t > 4000000000ull)
+		t = 4000000000ull;
+	return t;
+}
+
+/* The RNR NAK timer codes (IBA table 45), in microseconds. */
+static uint64_t rnr_ns(uint8_t code)
+{
+	static const uint32_t us[32] = {
+		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280,
+		1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440,
+		81920, 122880, 163840, 245760, 327680, 491520,
+	};
+
+	return (uint64_t)us[code & 31] * 1000;
+}
+
+/* Room for a record of bytes in the TX ring. sq_lock held. */
+static bool tx_room(struct accio_qp *qp, size_t bytes)
+{
+	uint64_t rlen = PAD8(ACCIO_TX_HDR + bytes);
+
+	if (qp->tx_wptr + rlen - qp->tx_rptr_seen <= qp->tx_bytes)
+		return true;
+	qp->tx_rptr_seen = reg_read(qp, ACCIO_ROW_TX_RPTR);
+	return qp->tx_wptr + rlen - qp->tx_rptr_seen <= qp->tx_bytes;
+}
+
+static void tx_kick(struct accio_qp *qp)
+{
+	if (!qp->tx_dirty)
+		return;
+	wmb_io();
+	reg_write(qp, ACCIO_ROW_TX_WPTR, qp->tx_wptr);
+	reg_write(qp, ACCIO_ROW_DOORBELL, 1);
+	qp->tx_dirty = false;
+}
+
+/* Copy len bytes of a send's data from offset off. sq_lock held. */
+static void gather(struct accio_qp *qp, uint32_t slot, const struct accio_swqe *e,
+		   uint8_t *dst, size_t off, size_t len)
+{
+	const struct ibv_sge *sge = &qp->sq_sge[(size_t)slot * qp->max_send_sge];
+	int i;
+
+	if (e->inl) {
+		memcpy(dst, qp->sq_inline + (size_t)slot * qp->max_inline + off, len);
+		return;
+	}
+	for (i = 0; i < e->num_sge && len; i++) {
+		size_t n;
+
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		n = sge[i].length - off < len ? sge[i].length - off : len;
+		memcpy(dst, (const uint8_t *)(uintptr_t)sge[i].addr + off, n);
+		dst += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+/* An ACK or NAK to the peer; dropped if the TX ring is full (the peer
+ * sends again). sq_lock held.
+ */
+static void rc_ack_send(struct accio_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	struct accio_rc_hdr h = {
+		.opcode = ACCIO_OP_RC_ACK, .dqpn = qp->dest_qpn, .psn = psn,
+		.syndrome = syndrome, .msn = qp->msn,
+	};
+	size_t bytes = accio_rc_bytes(ACCIO_OP_RC_ACK, 0);
+	uint8_t *rec, *p;
+
+	if (!tx_room(qp, bytes))
+		return;
+	rec = qp->tx + (qp->tx_wptr & (qp->tx_bytes - 1));
+	p = rec + ACCIO_TX_HDR;
+	p += accio_rc_build(p, &h, 0);
+	accio_ud_trailer(p, 0);
+	accio_tx_record_hdr(rec, bytes, ACCIO_ROCE_PORT, qp->dest_ip);
+	qp->tx_wptr += PAD8(ACCIO_TX_HDR + bytes);
+	qp->tx_dirty = true;
+}
+
+/* The opcode of packet k of a message of n packets. */
+static uint8_t rc_opcode(const struct accio_swqe *e, uint32_t k)
+{
+	bool first = k == 0, last = k + 1 == e->npkts;
+	bool imm = e->opcode == IBV_WR_SEND_WITH_IMM || e->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+
+	if (e->opcode == IBV_WR_RDMA_WRITE || e->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
+		if (first && last)
+			return imm ? ACCIO_OP_RC_WRITE_ONLY_IMM : ACCIO_OP_RC_WRITE_ONLY;
+		if (first)
+			return ACCIO_OP_RC_WRITE_FIRST;
+		if (last)
+			return imm ? ACCIO_OP_RC_WRITE_LAST_IMM : ACCIO_OP_RC_WRITE_LAST;
+		return ACCIO_OP_RC_WRITE_MIDDLE;
+	}
+	if (first && last)
+		return imm ? ACCIO_OP_RC_SEND_ONLY_IMM : ACCIO_OP_RC_SEND_ONLY;
+	if (first)
+		return ACCIO_OP_RC_SEND_FIRST;
+	if (last)
+		return imm ? ACCIO_OP_RC_SEND_LAST_IMM : ACCIO_OP_RC_SEND_LAST;
+	return ACCIO_OP_RC_SEND_MIDDLE;
+}
+
+/* Send the packets not yet sent, as far as the TX ring has room. sq_lock held. */
+static void rc_send_pkts(struct accio_qp *qp)
+{
+	while (qp->sq_sent != qp->sq_tail) {
+		uint32_t slot = qp->sq_sent & qp->sq_mask;
+		struct accio_swqe *e = &qp->sq[slot];
+		uint32_t k = qp->sent_pkts;
+		size_t off = (size_t)k * qp->mtu;
+		size_t plen = e->len - off < qp->mtu ? e->len - off : qp->mtu;
+		struct accio_rc_hdr h = {
+			.opcode = rc_opcode(e, k), .dqpn = qp->dest_qpn,
+			.psn = (e->first_psn + k) & ACCIO_PSN_MASK,
+			.va = e->raddr, .rkey = e->rkey, .dmalen = e->len,
+		};
+		size_t bytes = accio_rc_bytes(h.opcode, plen);
+		uint8_t *rec, *p;
+
+		h.ackreq = accio_rc_is_last(h.opcode);
+		h.se = e->se && h.ackreq;
+		memcpy(h.imm, e->imm, 4);
+		if (!tx_room(qp, bytes))
+			break;
+		rec = qp->tx + (qp->tx_wptr & (qp->tx_bytes - 1));
+		p = rec + ACCIO_TX_HDR;
+		p += accio_rc_build(p, &h, plen);
+		gather(qp, slot, e, p, off, plen);
+		accio_ud_trailer(p + plen, plen);
+		accio_tx_record_hdr(rec, bytes, ACCIO_ROCE_PORT, qp->dest_ip);
+		qp->tx_wptr += PAD8(ACCIO_TX_HDR + bytes);
+		qp->tx_dirty = true;
+		qp->st.tx++;
+		if (!qp->resend_at)
+			qp->resend_at = rc_timeout_ns(qp) ? now_ns() + rc_timeout_ns(qp) : 0;
+		if (++qp->sent_pkts == e->npkts) {
+			qp->sq_sent++;
+			qp->sent_pkts = 0;
+		}
+	}
+}
+
+/*
+ * Send again from psn: the unacknowledged messages from the one that holds
+ * it, from that packet on (go back N). sq_lock held.
+ */
+static void rc_resend_from(struct accio_qp *qp, uint32_t psn)
+{
+	uint32_t i, end = qp->sq_sent + (qp->sent_pkts ? 1 : 0);
+
+	for (i = qp->sq_acked; i != end; i++) {
+		struct accio_swqe *e = &qp->sq[i & qp->sq_mask];
+		int32_t d = accio_psn_diff(psn, e->first_psn);
+		uint32_t sent = i == qp->sq_sent ? qp->sent_pkts : e->npkts;
+
+		if (d < (int32_t)sent) {
+			qp->sq_sent = i;
+			qp->sent_pkts = d > 0 ? (uint32_t)d : 0;
+			qp->st.retransmits++;
+			break;
+		}
+	}
+	qp->resend_at = 0;
+	rc_send_pkts(qp);
+}
+
+/* Fail the oldest unacknowledged message and flush the rest: the QP goes
+ * to the error state. sq_lock held.
+ */
+static void rc_fail(struct accio_qp *qp, enum ibv_wc_status status)
+{
+	uint32_t i;
+
+	for (i = qp->sq_acked; i != qp->sq_tail; i++) {
+		struct accio_swqe *e = &qp->sq[i & qp->sq_mask];
+
+		e->status = i == qp->sq_acked ? status : IBV_WC_WR_FLUSH_ERR;
+		e->signaled = true;
+	}
+	qp->sq_acked = qp->sq_sent = qp->sq_tail;
+	qp->sent_pkts = 0;
+	qp->resend_at = qp->rnr_until = 0;
+	qp->state = IBV_QPS_ERR;
+}
+
+/* Messages acknowledged up to psn. sq_lock held. */
+static void rc_acked(struct accio_qp *qp, uint32_t psn)
+{
+	bool moved = false;
+
+	while (qp->sq_acked != qp->sq_sent) {
+		struct accio_swqe *e = &qp->sq[qp->sq_acked & qp->sq_mask];
+
+		if (accio_psn_diff(psn, e->first_psn + e->npkts - 1) < 0)
+			break;
+		qp->sq_acked++;
+		moved = true;
+	}
+	if (moved) {
+		qp->retries = 0;
+		qp->rnr_retries = 0;
+		qp->resend_at = qp->sq_acked != qp->sq_sent || qp->sent_pkts ?
+			(rc_timeout_ns(qp) ? now_ns() + rc_timeout_ns(qp) : 0) : 0;
+	}
+}
+
+/* An ACKNOWLEDGE from the responder. sq_lock held. */
+static void rc_take_ack(struct accio_qp *qp, const struct accio_rc_hdr *h)
+{
+	uint8_t kind = h->syndrome & 0xe0;
+
+	if (kind == 0x00) {			/* ACK */
+		rc_acked(qp, h->psn);
+		return;
+	}
+	qp->st.naks_rx++;
+	rc_acked(qp, (h->psn - 1) & ACCIO_PSN_MASK);
+	if (qp->sq_acked == qp->sq_sent && !qp->sent_pkts)
+		return;				/* nothing outstanding: stale */
+	if (kind == ACCIO_AETH_RNR_NAK) {
+		if (qp->rnr_retry != 7 && qp->rnr_retries++ >= qp->rnr_retry) {
+			rc_fail(qp, IBV_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		qp->rnr_psn = h->psn;
+		qp->rnr_until = now_ns() + rnr_ns(h->syndrome & 0x1f);
+		qp->resend_at = 0;
+		return;
+	}
+	switch (h->syndrome) {
+	case ACCIO_AETH_NAK_SEQ:
+		rc_resend_from(qp, h->psn);
+		break;
+	case ACCIO_AETH_NAK_ACCESS:
+		rc_fail(qp, IBV_WC_REM_ACCESS_ERR);
+		break;
+	case ACCIO_AETH_NAK_INV:
+		rc_fail(qp, IBV_WC_REM_INV_REQ_ERR);
+		break;
+	default:
+		rc_fail(qp, IBV_WC_REM_OP_ERR);
+		break;
+	}
+}
+
+/* The requester's timers. sq_lock held. */
+static void rc_timers(struct accio_qp *qp)
+{
+	uint64_t t;
+
+	if (!qp->resend_at && !qp->rnr_until)
+		return;
+	t = now_ns();
+	if (qp->rnr_until && t >= qp->rnr_until) {
+		qp->rnr_until = 0;
+		rc_resend_from(qp, qp->rnr_psn);
+		return;
+	}
+	if (qp->resend_at && t >= qp->resend_at) {
+		if (qp->retries++ >= qp->retry_cnt) {
+			rc_fail(qp, IBV_WC_RETRY_EXC_ERR);
+			return;
+		}
+		rc_resend_from(qp, qp->sq[qp->sq_acked & qp->sq_mask].first_psn);
+	}
+}
+
+/* Complete the receive at rq_done. Both locks held. */
+static void rc_recv_done(struct accio_qp *qp, enum ibv_wc_opcode op, uint32_t len,
+			 const uint8_t *imm)
+{
+	struct accio_rwqe *r = &qp->rq[qp->rq_done & qp->rq_mask];
+
+	if (r->status != IBV_WC_LOC_LEN_ERR)
+		r->status = IBV_WC_SUCCESS;
+	r->opcode = op;
+	r->byte_len = len;
+	r->with_imm = imm != NULL;
+	if (imm)
+		memcpy(r->imm, imm, 4);
+	qp->rq_done++;
+}
+
+/* A request packet in PSN order. Both locks held. */
+static void rc_take_request(struct accio_qp *qp, const struct accio_rc_hdr *h,
+			    const uint8_t *pay, size_t paylen)
+{
+	bool last = accio_rc_is_last(h->opcode);
+
+	if (h->opcode == ACCIO_OP_RC_READ_REQUEST ||
+	    (accio_rc_is_first(h->opcode) && (qp->in_send || qp->in_write)) ||
+	    (!accio_rc_is_first(h->opcode) &&
+	     !(accio_rc_is_send(h->opcode) ? qp->in_send : qp->in_write)) ||
+	    paylen > qp->mtu || (!last && paylen != qp->mtu)) {
+		qp->nak_sent = true;
+		qp->st.naks_tx++;
+		rc_ack_send(qp, ACCIO_AETH_NAK_INV, qp->epsn);
+		return;
+	}
+	if (accio_rc_is_send(h->opcode)) {
+		struct accio_rwqe *r;
+		const struct ibv_sge *sge;
+		size_t room = 0;
+		int i;
+
+		if (accio_rc_is_first(h->opcode)) {
+			if (qp->rq_done == qp->rq_tail) {
+				/* no receive posted: the sender tries again later,
+				 * and the rest of the message is not NAKed again
+				 */
+				qp->nak_sent = true;
+				qp->st.rnr_naks_tx++;
+				rc_ack_send(qp, ACCIO_AETH_RNR_NAK | (qp->min_rnr_timer & 0x1f),
+					    qp->epsn);
+				return;
+			}
+			qp->in_send = true;
+			qp->rx_off = 0;
+			qp->rq[qp->rq_done & qp->rq_mask].status = IBV_WC_SUCCESS;
+		}
+		r = &qp->rq[qp->rq_done & qp->rq_mask];
+		sge = &qp->rq_sge[(size_t)(qp->rq_done & qp->rq_mask) * qp->max_recv_sge];
+		for (i = 0; i < r->num_sge; i++)
+			room += sge[i].length;
+		if (qp->rx_off + paylen > room) {
+			r->status = IBV_WC_LOC_LEN_ERR;
+			qp->st.rx_len_err++;
+		} else {
+			scatter(sge, r->num_sge, qp->rx_off, pay, paylen);
+		}
+		qp->rx_off += paylen;
+		if (last) {
+			qp->in_send = false;
+			rc_recv_done(qp, IBV_WC_RECV, qp->rx_off,
+				     accio_rc_has_imm(h->opcode) ? h->imm : NULL);
+		}
+	} else {
+		if (accio_rc_is_first(h->opcode)) {
+			uint8_t *at = NULL;
+
+			if (h->dmalen &&
+			    (!(qp->access & IBV_ACCESS_REMOTE_WRITE) ||
+			     !(at = mr_target(&qp->ibv_qp, h->rkey, h->va, h->dmalen)))) {
+				qp->nak_sent = true;
+				qp->st.naks_tx++;
+				rc_ack_send(qp, ACCIO_AETH_NAK_ACCESS, qp->epsn);
+				return;
+			}
+			qp->in_write = true;
+			qp->wr_at = at;
+			qp->wr_left = qp->wr_total = h->dmalen;
+		}
+		if (paylen > qp->wr_left || (last && paylen != qp->wr_left)) {
+			qp->in_write = false;
+			qp->nak_sent = true;
+			qp->st.naks_tx++;
+			rc_ack_send(qp, ACCIO_AETH_NAK_INV, qp->epsn);
+			return;
+		}
+		if (last && accio_rc_has_imm(h->opcode) && qp->rq_done == qp->rq_tail) {
+			qp->nak_sent = true;
+			qp->st.rnr_naks_tx++;
+			rc_ack_send(qp, ACCIO_AETH_RNR_NAK | (qp->min_rnr_timer & 0x1f), qp->epsn);
+			return;
+		}
+		if (paylen) {
+			memcpy(qp->wr_at, pay, paylen);
+			qp->wr_at += paylen;
+			qp->wr_left -= (uint32_t)paylen;
+		}
+		if (last) {
+			qp->in_write = false;
+			if (accio_rc_has_imm(h->opcode)) {
+				qp->rq[qp->rq_done & qp->rq_mask].status = IBV_WC_SUCCESS;
+				rc_recv_done(qp, IBV_WC_RECV_RDMA_WITH_IMM, qp->wr_total, h->imm);
+			}
+		}
+	}
+	qp->epsn = (h->psn + 1) & ACCIO_PSN_MASK;
+	qp->st.rx++;
+	if (last)
+		qp->msn = (qp->msn + 1) & ACCIO_PSN_MASK;
+	if (h->ackreq || last)
+		qp->ack_due = true;
+}
+
+/* One packet from the RX ring. Both locks held. */
+static void rc_take(struct accio_qp *qp, const uint8_t *p, size_t len)
+{
+	struct accio_rc_hdr h;
+	size_t off, paylen;
+	int32_t d;
+	int err;
+
+	if (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS) {
+		qp->st.rx_drop_state++;
+		return;
+	}
+	err = accio_rc_parse(p, len, &h, &off, &paylen);
+	if (err == ACCIO_PARSE_OPCODE && p[0] < 0x20 && accio_get_be24(p + 5) ==
+	    qp->ibv_qp.qp_num) {
+		/* an RC operation this QP does not serve (atomics) */
+		h.psn = accio_get_be24(p + 9);
+		if (accio_psn_diff(h.psn, qp->epsn) == 0) {
+			qp->st.naks_tx++;
+			rc_ack_send(qp, ACCIO_AETH_NAK_INV, qp->epsn);
+		}
+		return;
+	}
+	if (err != ACCIO_PARSE_OK) {
+		qp->st.rx_drop_hdr++;
+		return;
+	}
+	if (h.dqpn != qp->ibv_qp.qp_num) {
+		qp->st.rx_drop_qpn++;
+		return;
+	}
+	if (h.opcode == ACCIO_OP_RC_ACK) {
+		rc_take_ack(qp, &h);
+		return;
+	}
+	d = accio_psn_diff(h.psn, qp->epsn);
+	if (d < 0) {
+		/* a duplicate: the ACK was lost; say again how far we are */
+		qp->st.dup_rx++;
+		qp->ack_due = true;
+		return;
+	}
+	if (d > 0) {
+		if (!qp->nak_sent) {
+			qp->nak_sent = true;
+			qp->st.naks_tx++;
+			rc_ack_send(qp, ACCIO_AETH_NAK_SEQ, qp->epsn);
+		}
+		return;
+	}
+	qp->nak_sent = false;
+	rc_take_request(qp, &h, p + off, paylen);
+}
+
+/*
+ * Everything the RX ring holds, then the ACK due, the timers and what the
+ * TX ring had no room for. Both locks held.
+ */
+static void rc_progress(struct accio_qp *qp)
+{
+	uint64_t rptr = qp->rx_rptr, wptr = reg_read(qp, ACCIO_ROW_RX_WPTR);
+
+	if (rptr != wptr) {
+		rmb_io_inline();
+		while (rptr != wptr) {
+			const uint8_t *rec = qp->rx + (rptr & (qp->rx_bytes - 1));
+			uint32_t saddr;
+			size_t len = accio_rx_record(rec, &saddr);
+
+			rc_take(qp, rec + ACCIO_RX_HDR, len);
+			rptr += PAD8(ACCIO_RX_HDR + len);
+		}
+		release_io();
+		qp->rx_rptr = qp->rx_wptr_seen = rptr;
+		reg_write(qp, ACCIO_ROW_RX_RPTR, rptr);
+	}
+	if (qp->ack_due) {
+		qp->ack_due = false;
+		rc_ack_send(qp, ACCIO_AETH_ACK, (qp->epsn - 1) & ACCIO_PSN_MASK);
+	}
+	if (qp->state == IBV_QPS_RTS) {
+		rc_timers(qp);
+		rc_send_pkts(qp);
+	}
+	tx_kick(qp);
+}
+
+/* Acknowledged sends (and failed or flushed ones). Both locks held. */
+static int rc_poll_send(struct accio_qp *qp, struct ibv_wc *wc, int ne)
+{
+	int n = 0;
+
+	if (qp->state == IBV_QPS_ERR && qp->sq_acked != qp->sq_tail)
+		rc_fail(qp, IBV_WC_WR_FLUSH_ERR);
+	while (qp->sq_head != qp->sq_acked && n < ne) {
+		struct accio_swqe *e = &qp->sq[qp->sq_head & qp->sq_mask];
+
+		if (e->signaled || e->status != IBV_WC_SUCCESS) {
+			memset(&wc[n], 0, sizeof(wc[n]));
+			wc[n].wr_id = e->wr_id;
+			wc[n].status = e->status;
+			wc[n].opcode = e->opcode == IBV_WR_RDMA_WRITE ||
+				       e->opcode == IBV_WR_RDMA_WRITE_WITH_IMM ?
+				       IBV_WC_RDMA_WRITE : IBV_WC_SEND;
+			wc[n].byte_len = e->len;
+			wc[n].qp_num = qp->ibv_qp.qp_num;
+			n++;
+		}
+		qp->sq_head++;
+	}
+	return n;
+}
+
+/* Receives whose messages arrived (flushed in the error state). Both locks held. */
+static int rc_poll_recv(struct accio_qp *qp, struct ibv_wc *wc, int ne)
+{
+	int n = 0;
+
+	while (qp->rq_head != qp->rq_done && n < ne) {
+		struct accio_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
+
+		memset(&wc[n], 0, sizeof(wc[n]));
+		wc[n].wr_id = r->wr_id;
+		wc[n].status = r->status;
+		wc[n].opcode = r->opcode;
+		wc[n].byte_len = r->byte_len;
+		wc[n].qp_num = qp->ibv_qp.qp_num;
+		wc[n].src_qp = qp->dest_qpn;
+		if (r->with_imm) {
+			memcpy(&wc[n].imm_data, r->imm, 4);
+			wc[n].wc_flags = IBV_WC_WITH_IMM;
+		}
+		qp->rq_head++;
+		n++;
+	}
+	if (qp->state == IBV_QPS_ERR && n < ne) {
+		qp->rq_done = qp->rq_head;
+		n += flush_recv(qp, wc + n, ne - n);
+		qp->rq_done = qp->rq_head;
+	}
+	return n;
+}
+
+/*
+ * A QP that lets peers write its memory gets a thread that serves the row
+ * while the program does not poll (RDMA WRITEs are one-sided: the target
+ * program may only watch its memory). It sleeps in poll(2) on the row fd,
+ * which the uncore's wake-up ends, and looks at the timers every 10 ms.
+ */
+static void *rc_thread(void *arg)
+{
+	struct accio_qp *qp = arg;
+	struct pollfd fds[2] = {
+		{ .fd = qp->row_fd, .events = POLLIN },
+		{ .fd = qp->thread_fd, .events = POLLIN },
+	};
+
+	for (;;) {
+		if (poll(fds, 2, 10) < 0 && errno != EINTR)
+			break;
+		if (fds[1].revents)
+			break;
+		pthread_spin_lock(&qp->sq_lock);
+		pthread_spin_lock(&qp->rq_lock);
+		rc_progress(qp);
+		pthread_spin_unlock(&qp->rq_lock);
+		pthread_spin_unlock(&qp->sq_lock);
+	}
+	return NULL;
+}
+
+static void rc_thread_stop(struct accio_qp *qp)
+{
+	uint64_t one = 1;
+
+	if (!qp->thread_on)
+		return;
+	if (write(qp->thread_fd, &one, sizeof(one)) != sizeof(one))
+		pthread_cancel(qp->thread);
+	pthread_join(qp->thread, NULL);
+	qp->thread_on = false;
+}
+
 static int accio_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct accio_cq *cq = to_acq(ibcq);
@@ -482,12 +1196,28 @@ static int accio_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		if (n >= ne)
 			break;
 		pthread_spin_lock(&qp->sq_lock);
-		n += poll_send(qp, wc + n, ne - n);
+		if (qp->rc) {
+			pthread_spin_lock(&qp->rq_lock);
+			rc_progress(qp);
+			n += rc_poll_send(qp, wc + n, ne - n);
+			pthread_spin_unlock(&qp->rq_lock);
+		} else {
+			n += poll_send(qp, wc + n, ne - n);
+		}
 		pthread_spin_unlock(&qp->sq_lock);
 	}
 	list_for_each(&cq->recv_qps, qp, recv_node) {
 		if (n >= ne)
 			break;
+		if (qp->rc) {
+			pthread_spin_lock(&qp->sq_lock);
+			pthread_spin_lock(&qp->rq_lock);
+			rc_progress(qp);
+			n += rc_poll_recv(qp, wc + n, ne - n);
+			pthread_spin_unlock(&qp->rq_lock);
+			pthread_spin_unlock(&qp->sq_lock);
+			continue;
+		}
 		pthread_spin_lock(&qp->rq_lock);
 		n += poll_recv(qp, wc + n, ne - n);
 		pthread_spin_unlock(&qp->rq_lock);
@@ -641,13 +1371,17 @@ static void stats_print(struct accio_qp *qp)
 {
 	fprintf(stderr, "accio-verbs: qpn=%u row=%u tx=%llu rx=%llu rx_drop_hdr=%llu "
 		"rx_drop_qpn=%llu rx_drop_qkey=%llu rx_drop_norecv=%llu rx_drop_state=%llu "
-		"rx_len_err=%llu\n",
+		"rx_len_err=%llu retransmits=%llu naks_rx=%llu naks_tx=%llu rnr_naks_tx=%llu "
+		"dup_rx=%llu\n",
 		qp->ibv_qp.qp_num, qp->row, (unsigned long long)qp->st.tx,
 		(unsigned long long)qp->st.rx, (unsigned long long)qp->st.rx_drop_hdr,
 		(unsigned long long)qp->st.rx_drop_qpn, (unsigned long long)qp->st.rx_drop_qkey,
 		(unsigned long long)qp->st.rx_drop_norecv,
 		(unsigned long long)qp->st.rx_drop_state,
-		(unsigned long long)qp->st.rx_len_err);
+		(unsigned long long)qp->st.rx_len_err,
+		(unsigned long long)qp->st.retransmits, (unsigned long long)qp->st.naks_rx,
+		(unsigned long long)qp->st.naks_tx, (unsigned long long)qp->st.rnr_naks_tx,
+		(unsigned long long)qp->st.dup_rx);
 }
 
 static void qp_free(struct accio_qp *qp)
@@ -655,6 +1389,10 @@ static void qp_free(struct accio_qp *qp)
 	row_close(qp);
 	pthread_spin_destroy(&qp->sq_lock);
 	pthread_spin_destroy(&qp->rq_lock);
+	if (qp->thread_fd >= 0)
+		close(qp->thread_fd);
+	free(qp->sq_sge);
+	free(qp->sq_inline);
 	free(qp->sq);
 	free(qp->rq);
 	free(qp->rq_sge);
@@ -673,8 +1411,12 @@ static struct ibv_qp *accio_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr
 	uint32_t n;
 	int err;
 
-	if (attr->qp_type != IBV_QPT_UD || attr->srq) {
+	if ((attr->qp_type != IBV_QPT_UD && attr->qp_type != IBV_QPT_RC) || attr->srq) {
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->cap.max_inline_data > 1024) {
+		errno = EINVAL;
 		return NULL;
 	}
 	if (!attr->send_cq || !attr->recv_cq) {
@@ -684,7 +1426,8 @@ static struct ibv_qp *accio_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
-	qp->sock = qp->row_fd = -1;
+	qp->sock = qp->row_fd = qp->thread_fd = -1;
+	qp->rc = attr->qp_type == IBV_QPT_RC;
 	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
 	err = row_open(qp, &want);
@@ -730,7 +1473,18 @@ static struct ibv_qp *accio_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr
 	qp->rq_mask = n - 1;
 	qp->rq = calloc(n, sizeof(*qp->rq));
 	qp->rq_sge = calloc((size_t)n * qp->max_recv_sge, sizeof(*qp->rq_sge));
-	if (!qp->sq || !qp->rq || !qp->rq_sge) {
+	if (qp->rc) {
+		/* a send's gather list and inline data stay until it is acknowledged */
+		size_t slots = (size_t)qp->sq_mask + 1;
+
+		qp->max_inline = attr->cap.max_inline_data;
+		qp->sq_sge = calloc(slots * (qp->max_send_sge ? qp->max_send_sge : 1),
+				    sizeof(*qp->sq_sge));
+		if (qp->max_inline)
+			qp->sq_inline = malloc(slots * qp->max_inline);
+	}
+	if (!qp->sq || !qp->rq || !qp->rq_sge ||
+	    (qp->rc && (!qp->sq_sge || (qp->max_inline && !qp->sq_inline)))) {
 		ibv_cmd_destroy_qp(&qp->ibv_qp);
 		err = ENOMEM;
 		goto fail;
@@ -753,12 +1507,61 @@ fail:
 	return NULL;
 }
 
+static int route(struct accio_qp *qp, uint32_t addr);
+
+/* RC: the connection's attributes, and a fresh transport on RESET. Both locks held. */
+static void rc_modify(struct accio_qp *qp, const struct ibv_qp_attr *attr, int mask,
+		      uint32_t dest_ip)
+{
+	if (mask & IBV_QP_AV)
+		qp->dest_ip = dest_ip;
+	if (mask & IBV_QP_PATH_MTU)
+		qp->mtu = mtu_bytes(attr->path_mtu);
+	if (mask & IBV_QP_DEST_QPN)
+		qp->dest_qpn = attr->dest_qp_num & ACCIO_QPN_MASK;
+	if (mask & IBV_QP_RQ_PSN)
+		qp->epsn = attr->rq_psn & ACCIO_PSN_MASK;
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		qp->access = attr->qp_access_flags;
+	if (mask & IBV_QP_TIMEOUT)
+		qp->timeout = attr->timeout;
+	if (mask & IBV_QP_RETRY_CNT)
+		qp->retry_cnt = attr->retry_cnt;
+	if (mask & IBV_QP_RNR_RETRY)
+		qp->rnr_retry = attr->rnr_retry;
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = attr->min_rnr_timer;
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		qp->sq_acked = qp->sq_sent = qp->sq_head = qp->sq_tail;
+		qp->sent_pkts = 0;
+		qp->rq_done = qp->rq_head = qp->rq_tail;
+		qp->resend_at = qp->rnr_until = 0;
+		qp->retries = qp->rnr_retries = 0;
+		qp->in_send = qp->in_write = qp->nak_sent = qp->ack_due = false;
+		qp->msn = 0;
+	}
+}
+
 static int accio_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 {
 	struct accio_qp *qp = to_aqp(ibqp);
 	struct ibv_modify_qp cmd;
+	uint32_t dest_ip = 0;
 	int err;
 
+	if (qp->rc && (mask & IBV_QP_AV)) {
+		/* RoCEv2 over IPv4: the peer's IPv4-mapped GID, reachable
+		 * through the row's next hop
+		 */
+		if (!(attr->ah_attr.is_global) ||
+		    !accio_gid_ipv4(attr->ah_attr.grh.dgid.raw, &dest_ip))
+			return EINVAL;
+		pthread_spin_lock(&qp->sq_lock);
+		err = route(qp, dest_ip);
+		pthread_spin_unlock(&qp->sq_lock);
+		if (err)
+			return err;
+	}
 	err = ibv_cmd_modify_qp(ibqp, attr, mask, &cmd, sizeof(cmd));
 	if (err)
 		return err;
@@ -768,6 +1571,8 @@ static int accio_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int ma
 		qp->qkey = attr->qkey;
 	if (mask & IBV_QP_SQ_PSN)
 		qp->psn = attr->sq_psn & ACCIO_PSN_MASK;
+	if (qp->rc)
+		rc_modify(qp, attr, mask, dest_ip);
 	if (mask & IBV_QP_STATE) {
 		qp->state = attr->qp_state;
 		if (qp->state == IBV_QPS_RESET) {
@@ -778,6 +1583,15 @@ static int accio_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int ma
 	}
 	pthread_spin_unlock(&qp->rq_lock);
 	pthread_spin_unlock(&qp->sq_lock);
+	/* one-sided writes need a server of the row while the program only
+	 * watches its memory
+	 */
+	if (qp->rc && (qp->access & IBV_ACCESS_REMOTE_WRITE) && !qp->thread_on &&
+	    (qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS)) {
+		qp->thread_fd = eventfd(0, EFD_CLOEXEC);
+		if (qp->thread_fd >= 0 && pthread_create(&qp->thread, NULL, rc_thread, qp) == 0)
+			qp->thread_on = true;
+	}
 	return 0;
 }
 
@@ -795,6 +1609,7 @@ static int accio_destroy_qp(struct ibv_qp *ibqp)
 	struct accio_cq *scq = to_acq(ibqp->send_cq), *rcq = to_acq(ibqp->recv_cq);
 	int err;
 
+	rc_thread_stop(qp);
 	err = ibv_cmd_destroy_qp(ibqp);
 	if (err)
 		return err;
@@ -921,6 +1736,62 @@ static int post_one(struct accio_qp *qp, struct ibv_send_wr *wr)
 	return 0;
 }
 
+/*
+ * Queue one RC send or RDMA WRITE; its packets go out as the TX ring has
+ * room. Inline data is copied now, the gather list is read as the packets
+ * are built (and again if they are sent again). sq_lock held.
+ */
+static int rc_post_one(struct accio_qp *qp, struct ibv_send_wr *wr)
+{
+	struct accio_swqe *e;
+	uint32_t slot;
+	uint64_t len = 0;
+	int i;
+
+	if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM &&
+	    wr->opcode != IBV_WR_RDMA_WRITE && wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM)
+		return EINVAL;		/* no RDMA READ, no atomics */
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge)
+		return EINVAL;
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	if (len > 1U << 31 || ((wr->send_flags & IBV_SEND_INLINE) && len > qp->max_inline))
+		return EINVAL;
+	if (qp->sq_tail - qp->sq_head >= qp->sq_cap)
+		return ENOMEM;
+	slot = qp->sq_tail & qp->sq_mask;
+	e = &qp->sq[slot];
+	memset(e, 0, sizeof(*e));
+	e->wr_id = wr->wr_id;
+	e->len = (uint32_t)len;
+	e->signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
+	e->opcode = wr->opcode;
+	e->status = IBV_WC_SUCCESS;
+	e->npkts = len ? (uint32_t)((len + qp->mtu - 1) / qp->mtu) : 1;
+	e->first_psn = qp->psn;
+	e->raddr = wr->wr.rdma.remote_addr;
+	e->rkey = wr->wr.rdma.rkey;
+	memcpy(e->imm, &wr->imm_data, 4);	/* network order already */
+	e->se = !!(wr->send_flags & IBV_SEND_SOLICITED);
+	e->num_sge = wr->num_sge;
+	e->inl = (wr->send_flags & IBV_SEND_INLINE) && len;
+	if (e->inl) {
+		uint8_t *d = qp->sq_inline + (size_t)slot * qp->max_inline;
+
+		for (i = 0; i < wr->num_sge; i++) {
+			memcpy(d, (const void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			d += wr->sg_list[i].length;
+		}
+	} else if (wr->num_sge) {
+		memcpy(&qp->sq_sge[(size_t)slot * qp->max_send_sge], wr->sg_list,
+		       wr->num_sge * sizeof(*wr->sg_list));
+	}
+	qp->psn = (qp->psn + e->npkts) & ACCIO_PSN_MASK;
+	qp->sq_tail++;
+	return 0;
+}
+
 static int accio_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			   struct ibv_send_wr **bad_wr)
 {
@@ -928,6 +1799,20 @@ static int accio_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	bool posted = false;
 	int err = 0;
 
+	if (qp->rc) {
+		pthread_spin_lock(&qp->sq_lock);
+		for (; wr; wr = wr->next) {
+			err = qp->state == IBV_QPS_RTS ? rc_post_one(qp, wr) : EINVAL;
+			if (err) {
+				*bad_wr = wr;
+				break;
+			}
+		}
+		rc_send_pkts(qp);
+		tx_kick(qp);
+		pthread_spin_unlock(&qp->sq_lock);
+		return err;
+	}
 	pthread_spin_lock(&qp->sq_lock);
 	for (; wr; wr = wr->next) {
 		err = qp->state == IBV_QPS_RTS ? post_one(qp, wr) : EINVAL;
@@ -1020,6 +1905,8 @@ static struct verbs_context *accio_alloc_context(struct ibv_device *ibdev, int c
 	}
 	env = getenv("ACCIO_VERBS_STATS");
 	ctx->stats = env && *env && strcmp(env, "0");
+	pthread_mutex_init(&ctx->mr_lock, NULL);
+	list_head_init(&ctx->mrs);
 	verbs_set_ops(&ctx->vctx, &accio_ctx_ops);
 	return &ctx->vctx;
 }
@@ -1028,6 +1915,7 @@ static void accio_free_context(struct ibv_context *ibctx)
 {
 	struct accio_context *ctx = to_actx(ibctx);
 
+	pthread_mutex_destroy(&ctx->mr_lock);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
 }

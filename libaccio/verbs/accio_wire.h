@@ -188,6 +188,190 @@ static inline int accio_ud_parse(const uint8_t *p, size_t len, struct accio_ud_h
 	return ACCIO_PARSE_OK;
 }
 
+/* ---- reliable connected (RC) packets ----------------------------------- */
+
+/*
+ *   BTH   12 bytes  as above; AckReq set on the last packet of a message
+ *   RETH  16 bytes  virtual address (64), R_Key, DMA length: RDMA WRITE
+ *                   FIRST and ONLY
+ *   ImmDt  4 bytes  SEND and RDMA WRITE LAST/ONLY with immediate
+ *   AETH   4 bytes  syndrome (8), MSN (24): ACKNOWLEDGE
+ *   payload, pad, ICRC
+ */
+#define ACCIO_RETH_BYTES	16
+#define ACCIO_AETH_BYTES	4
+
+#define ACCIO_OP_RC_SEND_FIRST		0x00
+#define ACCIO_OP_RC_SEND_MIDDLE		0x01
+#define ACCIO_OP_RC_SEND_LAST		0x02
+#define ACCIO_OP_RC_SEND_LAST_IMM	0x03
+#define ACCIO_OP_RC_SEND_ONLY		0x04
+#define ACCIO_OP_RC_SEND_ONLY_IMM	0x05
+#define ACCIO_OP_RC_WRITE_FIRST		0x06
+#define ACCIO_OP_RC_WRITE_MIDDLE	0x07
+#define ACCIO_OP_RC_WRITE_LAST		0x08
+#define ACCIO_OP_RC_WRITE_LAST_IMM	0x09
+#define ACCIO_OP_RC_WRITE_ONLY		0x0a
+#define ACCIO_OP_RC_WRITE_ONLY_IMM	0x0b
+#define ACCIO_OP_RC_READ_REQUEST	0x0c
+#define ACCIO_OP_RC_ACK			0x11
+
+/* AETH syndromes */
+#define ACCIO_AETH_ACK		0x1f	/* ACK; credits not counted */
+#define ACCIO_AETH_RNR_NAK	0x20	/* | the RNR timer code (5 bits) */
+#define ACCIO_AETH_NAK_SEQ	0x60	/* PSN sequence error */
+#define ACCIO_AETH_NAK_INV	0x61	/* invalid request */
+#define ACCIO_AETH_NAK_ACCESS	0x62	/* remote access error */
+
+struct accio_rc_hdr {
+	uint8_t opcode;
+	uint8_t se;
+	uint8_t ackreq;
+	uint32_t dqpn;
+	uint32_t psn;
+	uint64_t va;		/* RETH */
+	uint32_t rkey;
+	uint32_t dmalen;
+	uint8_t syndrome;	/* AETH */
+	uint32_t msn;
+	uint8_t imm[4];		/* ImmDt as on the wire (network order) */
+};
+
+static inline int accio_rc_has_reth(uint8_t op)
+{
+	return op == ACCIO_OP_RC_WRITE_FIRST || op == ACCIO_OP_RC_WRITE_ONLY ||
+	       op == ACCIO_OP_RC_WRITE_ONLY_IMM;
+}
+
+static inline int accio_rc_has_imm(uint8_t op)
+{
+	return op == ACCIO_OP_RC_SEND_LAST_IMM || op == ACCIO_OP_RC_SEND_ONLY_IMM ||
+	       op == ACCIO_OP_RC_WRITE_LAST_IMM || op == ACCIO_OP_RC_WRITE_ONLY_IMM;
+}
+
+/* The last (or only) packet of a message. */
+static inline int accio_rc_is_last(uint8_t op)
+{
+	return op == ACCIO_OP_RC_SEND_LAST || op == ACCIO_OP_RC_SEND_LAST_IMM ||
+	       op == ACCIO_OP_RC_SEND_ONLY || op == ACCIO_OP_RC_SEND_ONLY_IMM ||
+	       op == ACCIO_OP_RC_WRITE_LAST || op == ACCIO_OP_RC_WRITE_LAST_IMM ||
+	       op == ACCIO_OP_RC_WRITE_ONLY || op == ACCIO_OP_RC_WRITE_ONLY_IMM;
+}
+
+static inline int accio_rc_is_send(uint8_t op)
+{
+	return op <= ACCIO_OP_RC_SEND_ONLY_IMM;
+}
+
+static inline int accio_rc_is_write(uint8_t op)
+{
+	return op >= ACCIO_OP_RC_WRITE_FIRST && op <= ACCIO_OP_RC_WRITE_ONLY_IMM;
+}
+
+/* The first (or only) packet of a message. */
+static inline int accio_rc_is_first(uint8_t op)
+{
+	return op == ACCIO_OP_RC_SEND_FIRST || op == ACCIO_OP_RC_SEND_ONLY ||
+	       op == ACCIO_OP_RC_SEND_ONLY_IMM || op == ACCIO_OP_RC_WRITE_FIRST ||
+	       op == ACCIO_OP_RC_WRITE_ONLY || op == ACCIO_OP_RC_WRITE_ONLY_IMM;
+}
+
+static inline size_t accio_rc_hdr_bytes(uint8_t op)
+{
+	return ACCIO_BTH_BYTES + (accio_rc_has_reth(op) ? ACCIO_RETH_BYTES : 0) +
+	       (accio_rc_has_imm(op) ? ACCIO_IMMDT_BYTES : 0) +
+	       (op == ACCIO_OP_RC_ACK ? ACCIO_AETH_BYTES : 0);
+}
+
+/* The UDP payload length of an RC packet carrying paylen bytes. */
+static inline size_t accio_rc_bytes(uint8_t op, size_t paylen)
+{
+	return accio_rc_hdr_bytes(op) + paylen + accio_pad(paylen) + ACCIO_ICRC_BYTES;
+}
+
+/* Write the headers at p (the payload follows, then accio_ud_trailer()). */
+static inline size_t accio_rc_build(uint8_t *p, const struct accio_rc_hdr *h, size_t paylen)
+{
+	size_t n = ACCIO_BTH_BYTES;
+
+	p[0] = h->opcode;
+	p[1] = (uint8_t)((h->se ? 0x80 : 0) | accio_pad(paylen) << 4);
+	accio_put_be16(p + 2, ACCIO_PKEY_DEFAULT);
+	p[4] = 0;
+	accio_put_be24(p + 5, h->dqpn & ACCIO_QPN_MASK);
+	p[8] = h->ackreq ? 0x80 : 0;
+	accio_put_be24(p + 9, h->psn & ACCIO_PSN_MASK);
+	if (accio_rc_has_reth(h->opcode)) {
+		accio_put_be32(p + n, (uint32_t)(h->va >> 32));
+		accio_put_be32(p + n + 4, (uint32_t)h->va);
+		accio_put_be32(p + n + 8, h->rkey);
+		accio_put_be32(p + n + 12, h->dmalen);
+		n += ACCIO_RETH_BYTES;
+	}
+	if (accio_rc_has_imm(h->opcode)) {
+		memcpy(p + n, h->imm, 4);
+		n += ACCIO_IMMDT_BYTES;
+	}
+	if (h->opcode == ACCIO_OP_RC_ACK) {
+		p[n] = h->syndrome;
+		accio_put_be24(p + n + 1, h->msn & ACCIO_QPN_MASK);
+		n += ACCIO_AETH_BYTES;
+	}
+	return n;
+}
+
+/*
+ * Parse an RC packet (UDP payload p of len bytes, ICRC included): SEND,
+ * RDMA WRITE, RDMA READ request and ACKNOWLEDGE headers. ACCIO_PARSE_OPCODE
+ * for any other opcode (UD, UC, atomics, ...).
+ */
+static inline int accio_rc_parse(const uint8_t *p, size_t len, struct accio_rc_hdr *h,
+				 size_t *payoff, size_t *paylen)
+{
+	size_t hl, pad, n = ACCIO_BTH_BYTES;
+
+	if (len < ACCIO_BTH_BYTES)
+		return ACCIO_PARSE_SHORT;
+	memset(h, 0, sizeof(*h));
+	h->opcode = p[0];
+	if (h->opcode > ACCIO_OP_RC_READ_REQUEST && h->opcode != ACCIO_OP_RC_ACK)
+		return ACCIO_PARSE_OPCODE;
+	hl = h->opcode == ACCIO_OP_RC_READ_REQUEST ? ACCIO_BTH_BYTES + ACCIO_RETH_BYTES :
+						     accio_rc_hdr_bytes(h->opcode);
+	pad = (p[1] >> 4) & 3;
+	if (len < hl + pad + ACCIO_ICRC_BYTES)
+		return ACCIO_PARSE_SHORT;
+	if ((p[1] & 0xf) != 0 || !accio_pkey_ok(accio_get_be16(p + 2)))
+		return ACCIO_PARSE_HDR;
+	h->se = p[1] >> 7;
+	h->dqpn = accio_get_be24(p + 5);
+	h->ackreq = p[8] >> 7;
+	h->psn = accio_get_be24(p + 9);
+	if (accio_rc_has_reth(h->opcode) || h->opcode == ACCIO_OP_RC_READ_REQUEST) {
+		h->va = (uint64_t)accio_get_be32(p + n) << 32 | accio_get_be32(p + n + 4);
+		h->rkey = accio_get_be32(p + n + 8);
+		h->dmalen = accio_get_be32(p + n + 12);
+		n += ACCIO_RETH_BYTES;
+	}
+	if (accio_rc_has_imm(h->opcode)) {
+		memcpy(h->imm, p + n, 4);
+		n += ACCIO_IMMDT_BYTES;
+	}
+	if (h->opcode == ACCIO_OP_RC_ACK) {
+		h->syndrome = p[n];
+		h->msn = accio_get_be24(p + n + 1);
+	}
+	*payoff = hl;
+	*paylen = len - hl - pad - ACCIO_ICRC_BYTES;
+	return ACCIO_PARSE_OK;
+}
+
+/* a - b between two 24-bit PSNs, as a signed distance. */
+static inline int32_t accio_psn_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)((a - b) << 8) >> 8;
+}
+
 /* The IPv4 header checksum over n bytes (n even). */
 static inline uint16_t accio_ip_csum(const uint8_t *p, size_t n)
 {
