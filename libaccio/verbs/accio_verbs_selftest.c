@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,6 +175,83 @@ static struct ibv_qp *ud_qp(struct res *r)
 	};
 
 	return ibv_create_qp(r->pd, &attr);
+}
+
+/*
+ * What an RC QP refuses: a path MTU above 1024, an address that is not
+ * IPv4-mapped, posts before RTS, RDMA READ and atomics, inline data above
+ * its max_inline_data. True if all were refused as they should be.
+ */
+static bool rc_refusals(struct res *r, struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	char buf[128] = "x";
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 8 };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND }, *bad;
+	bool ok = true;
+	int err;
+
+	(void)r;
+	err = ibv_post_send(qp, &wr, &bad);
+	ok &= err == EINVAL;
+	printf("  rc post in RESET: %d\n", err);
+	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			    IBV_QP_ACCESS_FLAGS);
+	ok &= err == 0;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_2048;
+	a.dest_qp_num = 0x11;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.sgid_index = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.dgid.raw[10] = a.ah_attr.grh.dgid.raw[11] = 0xff;
+	a.ah_attr.grh.dgid.raw[12] = 10;
+	a.ah_attr.grh.dgid.raw[14] = 2;
+	a.ah_attr.grh.dgid.raw[15] = 2;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+#define RTR_MASK (IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | \
+		  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
+	err = ibv_modify_qp(qp, &a, RTR_MASK);
+	ok &= err == EINVAL;
+	printf("  rc path MTU 2048: %d\n", err);
+	a.path_mtu = IBV_MTU_1024;
+	a.ah_attr.grh.dgid.raw[10] = 0;
+	err = ibv_modify_qp(qp, &a, RTR_MASK);
+	ok &= err == EINVAL;
+	printf("  rc GID not IPv4-mapped: %d\n", err);
+	a.ah_attr.grh.dgid.raw[10] = 0xff;
+	err = ibv_modify_qp(qp, &a, RTR_MASK);
+	ok &= err == 0;
+	printf("  rc RTR: %d\n", err);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			    IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	ok &= err == 0;
+	printf("  rc RTS: %d\n", err);
+	wr.opcode = IBV_WR_RDMA_READ;
+	err = ibv_post_send(qp, &wr, &bad);
+	ok &= err == EINVAL && bad == &wr;
+	printf("  rc RDMA READ: %d\n", err);
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	err = ibv_post_send(qp, &wr, &bad);
+	ok &= err == EINVAL;
+	printf("  rc atomic: %d\n", err);
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_INLINE;
+	sge.length = 100;
+	err = ibv_post_send(qp, &wr, &bad);
+	ok &= err == EINVAL;
+	printf("  rc inline above max_inline_data: %d\n", err);
+	return ok;
 }
 
 /* In a child: the result of fn, as the exit status; a signal as 128 + it. */
@@ -359,15 +437,27 @@ int main(int argc, char **argv)
 
 	/* through the provider */
 	{
-		struct ibv_qp_init_attr rc = {
-			.send_cq = r.cq, .recv_cq = r.cq, .qp_type = IBV_QPT_RC,
+		struct ibv_qp_init_attr ia = {
+			.send_cq = r.cq, .recv_cq = r.cq, .qp_type = IBV_QPT_UC,
 			.cap = { .max_send_wr = 1, .max_recv_wr = 1,
 				 .max_send_sge = 1, .max_recv_sge = 1 },
 		};
 
 		errno = 0;
-		qp = ibv_create_qp(r.pd, &rc);
-		check(!qp && errno == EOPNOTSUPP, "qp-rc-refused", "errno %d", errno);
+		qp = ibv_create_qp(r.pd, &ia);
+		check(!qp && errno == EOPNOTSUPP, "qp-uc-refused", "errno %d", errno);
+		ia.qp_type = IBV_QPT_RC;
+		ia.cap.max_inline_data = 4096;
+		errno = 0;
+		qp = ibv_create_qp(r.pd, &ia);
+		check(!qp && errno == EINVAL, "qp-rc-inline-refused", "errno %d", errno);
+		ia.cap.max_inline_data = 64;
+		qp = ibv_create_qp(r.pd, &ia);
+		check(qp != NULL, "qp-rc", "errno %d", errno);
+		if (qp) {
+			check(rc_refusals(&r, qp), "qp-rc-refusals", "see above");
+			ibv_destroy_qp(qp);
+		}
 	}
 	qp = ud_qp(&r);
 	check(qp != NULL, "qp-ud", "errno %d", errno);

@@ -181,6 +181,54 @@ def test_hardware_verbs_on_ict_rows_between_two_socs():
     assert re.findall(r"^malformed=(\d+)$", out, re.M) == ["0", "0"], out
 
 
+@pytest.mark.skipif(verbs_unavailable() is not None, reason=str(verbs_unavailable()))
+def test_hardware_verbs_reliable_connected_between_two_socs():
+    """RC queue pairs on ICT rows (kernel 0023; the provider runs the
+    transport: PSNs, ACKs, NAKs, retransmission): unmodified
+    ibv_rc_pingpong with every buffer checked (4096-byte messages, four
+    packets each) against accio0 and against soft-RoCE on the server SoC,
+    then perftest's ib_send_lat and ib_write_lat -c RC against accio0 and
+    ib_write_lat against rxe0. ib_write_lat's target only watches its
+    buffer: the provider's thread places the peer's RDMA WRITEs there."""
+    pp = "ibv_rc_pingpong -g 1 -c -n 300 -s 4096"
+    send = "ib_send_lat -c RC -F -n 300 -s 64"
+    write = "ib_write_lat -c RC -F -n 300 -s 64"
+    server = (f"{HWV_STATS}; {RXE} && {pp} -d accio0 && {pp} -d rxe0 && "
+              f"{twice_server(send + ' -d accio0')} && {twice_server(write + ' -d accio0')} && "
+              f"{twice_server(write + ' -d rxe0')} && rdma statistic show link rxe0/1")
+    client = (f"{HWV_STATS}; {MALFORMED};"
+              f"{retry(pp + ' -d accio0 10.0.3.1')}; echo pp_accio=$?;"
+              f"{retry(pp + ' -d accio0 10.0.3.1')}; echo pp_rxe=$?;"
+              f"{twice(send + ' -d accio0 10.0.3.1', 'ls')} | grep -A1 '#bytes'; echo send_accio=$?;"
+              f"{twice(write + ' -d accio0 10.0.3.1', 'lw')} | grep -A1 '#bytes'; echo write_accio=$?;"
+              f"{twice(write + ' -d accio0 10.0.3.1', 'lx')} | grep -A1 '#bytes'; echo write_rxe=$?;"
+              f"{MALFORMED}")
+    rs, rc = accio.run_pair(server, client, pkgs=RDMA_PKGS, timeout=TIMEOUT)
+    assert rc.rc == 0 and rs.rc == 0, rc.output + "\n--server--\n" + rs.output
+    out = rc.output
+    for k in ("pp_accio", "pp_rxe", "send_accio", "write_accio", "write_rxe"):
+        assert f"{k}=0" in out, out
+    # 300 round trips of 4096 bytes each way, every buffer checked by -c
+    assert len(re.findall(r"^300 iters in [\d.]+ seconds", out, re.M)) == 2, out
+    lats = re.findall(r"^\s*64\s+300\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", out, re.M)
+    assert len(lats) == 3 and all(float(t[2]) > 0 for t in lats), out
+    # every packet reached its QP whole; each ping-pong QP sent and took
+    # 1200 packets (4 a message), each perftest QP at least 300
+    for who, text, n in (("client", out, 8), ("server", rs.output, 5)):
+        st = verbs_stats(text)
+        assert len(st) == n, (who, st, text)
+        for s in st:
+            assert s["tx"] >= 300 and s["rx"] >= 300, (who, st)
+            assert all(v == 0 for k, v in s.items() if k.startswith("rx_drop") or k == "rx_len_err"), \
+                (who, st)
+        pp_qps = [s for s in st[:2 if who == "client" else 1]]
+        assert all(s["tx"] >= 1200 and s["rx"] >= 1200 for s in pp_qps), (who, st)
+    # soft-RoCE took the client's RC packets and answered them
+    rcvd = int(re.search(r"\brcvd_pkts (\d+)", rs.output).group(1))
+    assert rcvd >= 1200 + 600, rs.output
+    assert re.findall(r"^malformed=(\d+)$", out, re.M) == ["0", "0"], out
+
+
 def side_by_side(cmds):
     """Run shell commands at once; each one's output, then NAME=rc, follow
     in order once all have ended."""
@@ -234,7 +282,9 @@ def test_hardware_verbs_refusals_and_a_qp_out_of_another_process_reach():
     plain socket, a row without ACCIO_ACCEL_ROCE, reserved bits, another
     process's row: EACCES, also for mmap), RoCE rows sharing port 4791 up
     to half of the table (then ENOSPC), the QP number written into the row
-    (fdinfo roce_qpn) and cleared when the QP goes, RC refused,
+    (fdinfo roce_qpn) and cleared when the QP goes, UC refused, an RC QP's
+    refusals (path MTU 2048, a GID not IPv4-mapped, posts before RTS, RDMA
+    READ, atomics, inline data above its maximum),
     bad modify_qp, non-IPv4 address handles, and a forked child posting on
     its parent's QP (its rings are not mapped there: the child dies, the
     parent's QP goes on). Against the NIC model's echo peer, which sends
@@ -246,7 +296,8 @@ def test_hardware_verbs_refusals_and_a_qp_out_of_another_process_reach():
     assert r.rc == 0 and "rc=0" in out and "PASS: 0 failed" in out, out + r.console[-2000:]
     assert "FAIL" not in out, out
     for name in ("qp-foreign-row", "map-foreign-row", "qp-row-once", "post-from-another-process",
-                 "send-after-foreign-post", "qp-rc-refused", "qp-ud-second", "row-roce-shared",
+                 "send-after-foreign-post", "qp-uc-refused", "qp-rc-inline-refused", "qp-rc",
+                 "qp-rc-refusals", "qp-ud-second", "row-roce-shared",
                  "row-roce-half-table", "row-no-qp-yet", "qp-row-steered", "qp-destroy-unsteers"):
         assert f"ok {name}\n" in out, (name, out)
     counts = [int(x) for x in re.findall(r"^malformed=(\d+)$", out, re.M)]
