@@ -4,7 +4,9 @@
  * libaccio/verbs test): UD SEND headers built and parsed back for every
  * pad count, with and without ImmDt, one datagram byte for byte, what the
  * parser refuses, the GRH of an IPv4 datagram, IPv4-mapped GIDs and the
- * ring record headers.
+ * ring record headers; RC packets (SEND, RDMA WRITE, ACK) built and parsed
+ * back, one RDMA WRITE ONLY and one ACK byte for byte, and PSN distances
+ * across the 24-bit wrap.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,9 +206,111 @@ static void records(void)
 	CHECK(accio_rx_record(rec, &a) == 64 && a == htonl(0x0a000301));
 }
 
+static void rc(void)
+{
+	static const uint8_t ops[] = {
+		ACCIO_OP_RC_SEND_FIRST, ACCIO_OP_RC_SEND_MIDDLE, ACCIO_OP_RC_SEND_LAST,
+		ACCIO_OP_RC_SEND_LAST_IMM, ACCIO_OP_RC_SEND_ONLY, ACCIO_OP_RC_SEND_ONLY_IMM,
+		ACCIO_OP_RC_WRITE_FIRST, ACCIO_OP_RC_WRITE_MIDDLE, ACCIO_OP_RC_WRITE_LAST,
+		ACCIO_OP_RC_WRITE_LAST_IMM, ACCIO_OP_RC_WRITE_ONLY, ACCIO_OP_RC_WRITE_ONLY_IMM,
+		ACCIO_OP_RC_ACK,
+	};
+	static const uint8_t write_only[] = {
+		0x0a, 0x10, 0xff, 0xff, 0x00, 0x40, 0x00, 0x01, 0x80, 0x12, 0x34, 0x56,
+		0x00, 0x00, 0xaa, 0xaa, 0xbf, 0x50, 0x30, 0x00, 0x00, 0x00, 0x01, 0x00,
+		0x00, 0x00, 0x00, 0x03, 'a', 'b', 'c', 0, 0, 0, 0, 0,
+	};
+	static const uint8_t ack[] = {
+		0x11, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x11, 0x00, 0xff, 0xff, 0xff,
+		0x60, 0x00, 0x00, 0x07, 0, 0, 0, 0,
+	};
+	uint8_t buf[2048];
+	size_t o, paylen;
+
+	for (o = 0; o < sizeof(ops); o++) {
+		for (paylen = 0; paylen <= 1024; paylen += (paylen < 8 ? 1 : 509)) {
+			struct accio_rc_hdr h = {
+				.opcode = ops[o], .se = 1, .ackreq = (uint8_t)(paylen & 1),
+				.dqpn = 0x400001, .psn = 0xfffffe, .va = 0x0000aaaabbbbcccc,
+				.rkey = 0x1200, .dmalen = 4096, .syndrome = 0x1f, .msn = 77,
+				.imm = { 1, 2, 3, 4 },
+			};
+			struct accio_rc_hdr g;
+			size_t n = accio_rc_build(buf, &h, paylen), off = 0, len = 0;
+
+			if (ops[o] == ACCIO_OP_RC_ACK && paylen)
+				continue;
+			memset(buf + n, 0x5a, paylen);
+			n += paylen;
+			n += accio_ud_trailer(buf + n, paylen);
+			CHECK(n == accio_rc_bytes(ops[o], paylen));
+			CHECK(n % 4 == 0);
+			CHECK(accio_rc_parse(buf, n, &g, &off, &len) == ACCIO_PARSE_OK);
+			CHECK(off == accio_rc_hdr_bytes(ops[o]) && len == paylen);
+			CHECK(g.opcode == ops[o] && g.dqpn == h.dqpn && g.psn == h.psn);
+			CHECK(g.ackreq == h.ackreq && g.se == 1);
+			if (accio_rc_has_reth(ops[o]))
+				CHECK(g.va == h.va && g.rkey == h.rkey && g.dmalen == h.dmalen);
+			else
+				CHECK(g.va == 0 && g.rkey == 0);
+			if (accio_rc_has_imm(ops[o]))
+				CHECK(!memcmp(g.imm, h.imm, 4));
+			if (ops[o] == ACCIO_OP_RC_ACK)
+				CHECK(g.syndrome == 0x1f && g.msn == 77);
+			CHECK(accio_rc_parse(buf, n - 1, &g, &off, &len) == ACCIO_PARSE_SHORT ||
+			      (n - 1) >= accio_rc_hdr_bytes(ops[o]) + 4);
+		}
+	}
+	/* RDMA WRITE ONLY of "abc" to 0xaaaabf503000, R_Key 0x100, PSN 0x123456 */
+	{
+		struct accio_rc_hdr h = {
+			.opcode = ACCIO_OP_RC_WRITE_ONLY, .ackreq = 1, .dqpn = 0x400001,
+			.psn = 0x123456, .va = 0xaaaabf503000ull, .rkey = 0x100, .dmalen = 3,
+		};
+		size_t n = accio_rc_build(buf, &h, 3);
+
+		memcpy(buf + n, "abc", 3);
+		n += 3;
+		n += accio_ud_trailer(buf + n, 3);
+		CHECK(n == sizeof(write_only) && !memcmp(buf, write_only, n));
+	}
+	/* a NAK (PSN sequence error) at PSN 0xffffff, MSN 7, to QP 0x11 */
+	{
+		struct accio_rc_hdr h = {
+			.opcode = ACCIO_OP_RC_ACK, .dqpn = 0x11, .psn = 0xffffff,
+			.syndrome = ACCIO_AETH_NAK_SEQ, .msn = 7,
+		};
+		size_t n = accio_rc_build(buf, &h, 0);
+
+		n += accio_ud_trailer(buf + n, 0);
+		CHECK(n == sizeof(ack) && !memcmp(buf, ack, n));
+	}
+	/* UD, UC and atomic opcodes are not this parser's */
+	{
+		struct accio_rc_hdr g;
+		size_t off, len;
+
+		memcpy(buf, ack, sizeof(ack));
+		buf[0] = 0x64;
+		CHECK(accio_rc_parse(buf, sizeof(ack), &g, &off, &len) == ACCIO_PARSE_OPCODE);
+		buf[0] = 0x24;
+		CHECK(accio_rc_parse(buf, sizeof(ack), &g, &off, &len) == ACCIO_PARSE_OPCODE);
+		buf[0] = 0x13;
+		CHECK(accio_rc_parse(buf, sizeof(ack), &g, &off, &len) == ACCIO_PARSE_OPCODE);
+		buf[0] = 0x11;
+		buf[2] = 0x00;	/* another partition */
+		CHECK(accio_rc_parse(buf, sizeof(ack), &g, &off, &len) == ACCIO_PARSE_HDR);
+	}
+	CHECK(accio_psn_diff(0x000001, 0xffffff) == 2);
+	CHECK(accio_psn_diff(0xffffff, 0x000001) == -2);
+	CHECK(accio_psn_diff(0x123456, 0x123456) == 0);
+	CHECK(accio_psn_diff(0x7fffff, 0) == 0x7fffff);
+}
+
 int main(void)
 {
 	round_trips();
+	rc();
 	golden();
 	refusals();
 	grh();
