@@ -19,6 +19,13 @@ wire, each SoC with its Accio NIC and uncore.
               completion events (the rows' wake-up interrupts)
   verbs-ud-rxe  the same client on accio0 (polling), the server on
               soft-RoCE (rxe0)
+  verbs-rc    ib_send_lat -c RC on accio0 on both SoCs: the provider runs
+              the reliable transport (PSNs, ACKs, retransmission) on the
+              row; an ACK goes out at the receiver's next poll
+  verbs-rc-write  ib_write_lat -c RC on accio0 on both SoCs: RDMA WRITEs
+              that the target's provider places into registered memory
+              (a thread that sleeps on the row's wake-up; the CPU copies)
+  rxe-rc-write  ib_write_lat -c RC on soft-RoCE on both SoCs
   dpdk-afxdp  apps/dpdk/dpdk_pingpong (DPDK 25.11 ethdev, busy-polling) on
               net_af_xdp, zero copy: the NIC's driver runs XDP natively and
               the NIC DMAs into and out of DPDK's mbufs (the kernel still
@@ -85,9 +92,14 @@ PRELOAD = "LD_PRELOAD=/usr/lib/libaccio.so"
 UDP = [("linux", "", 7000), ("accio", PRELOAD, 7001),
        ("accio-spin", PRELOAD + " ACCIO_SPIN_US=100000", 7001)]
 RXE = [("rxe-rc", "-c RC"), ("rxe-rc-ev", "-c RC -e"), ("rxe-ud", "-c UD")]
-# (name, client device, server device): UD SEND/RECV on the verbs of ICT rows
-VERBS = [("verbs-ud", "accio0", "accio0", ""), ("verbs-ud-ev", "accio0", "accio0", " -e"),
-         ("verbs-ud-rxe", "accio0", "rxe0", "")]
+# (name, perftest program, client device, server device, options): the
+# verbs of ICT rows, and soft-RoCE's RDMA WRITE for comparison
+VERBS = [("verbs-ud", "ib_send_lat", "accio0", "accio0", "-c UD"),
+         ("verbs-ud-ev", "ib_send_lat", "accio0", "accio0", "-c UD -e"),
+         ("verbs-ud-rxe", "ib_send_lat", "accio0", "rxe0", "-c UD"),
+         ("verbs-rc", "ib_send_lat", "accio0", "accio0", "-c RC"),
+         ("verbs-rc-write", "ib_write_lat", "accio0", "accio0", "-c RC"),
+         ("rxe-rc-write", "ib_write_lat", "rxe0", "rxe0", "-c RC")]
 
 
 def mark(name, size):
@@ -126,8 +138,8 @@ def scripts(sizes, count, hart, only=None, lockstep=True):
             cli.append(f"echo @@{name}:{size}@@; {mark(name, size)}; {cpu}; for i in $(seq 40); do "
                        f"taskset {mask} {lat} 10.0.3.1 > /tmp/lat.out 2>&1 && break; "
                        f"sleep 0.5; done; {cpu}; grep -A1 '#bytes' /tmp/lat.out || cat /tmp/lat.out")
-        for name, cdev, sdev, opts in verbs:
-            lat = f"ib_send_lat -F -n {count} -s {size} -c UD{opts}"
+        for name, prog, cdev, sdev, opts in verbs:
+            lat = f"{prog} -F -n {count} -s {size} {opts}"
             srv.append(f"for i in $(seq 5); do {lat} -d {sdev} > /tmp/lat.out 2>&1 && break; "
                        f"cat /tmp/lat.out; done")
             cli.append(f"echo @@{name}:{size}@@; {mark(name, size)}; {cpu}; for i in $(seq 40); do "

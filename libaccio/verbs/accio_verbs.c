@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -197,6 +198,7 @@ struct accio_qp {
 	pthread_t thread;	/* places RDMA WRITEs while the program does not poll */
 	int thread_fd;		/* eventfd that stops it */
 	bool thread_on;
+	bool writes_seen;	/* a peer's RDMA WRITE arrived: the thread sleeps on the row */
 
 	struct accio_qp_stats st;
 };
@@ -963,6 +965,7 @@ static void rc_take_request(struct accio_qp *qp, const struct accio_rc_hdr *h,
 				return;
 			}
 			qp->in_write = true;
+			__atomic_store_n(&qp->writes_seen, true, __ATOMIC_RELAXED);
 			qp->wr_at = at;
 			qp->wr_left = qp->wr_total = h->dmalen;
 		}
@@ -1148,6 +1151,10 @@ static int rc_poll_recv(struct accio_qp *qp, struct ibv_wc *wc, int ne)
  * while the program does not poll (RDMA WRITEs are one-sided: the target
  * program may only watch its memory). It sleeps in poll(2) on the row fd,
  * which the uncore's wake-up ends, and looks at the timers every 10 ms.
+ * Until the first RDMA WRITE arrives it only looks every millisecond: a
+ * wake-up per packet costs the SoC work that a program that polls its
+ * CQs (and never gets a WRITE) does not need. Woken while the program is
+ * at the QP, it leaves the packets to the program.
  */
 static void *rc_thread(void *arg)
 {
@@ -1156,19 +1163,55 @@ static void *rc_thread(void *arg)
 		{ .fd = qp->row_fd, .events = POLLIN },
 		{ .fd = qp->thread_fd, .events = POLLIN },
 	};
+	const struct timespec nap = { .tv_nsec = 20000 };
 
 	for (;;) {
-		if (poll(fds, 2, 10) < 0 && errno != EINTR)
+		bool armed = __atomic_load_n(&qp->writes_seen, __ATOMIC_RELAXED);
+
+		if ((armed ? poll(fds, 2, 10) : poll(&fds[1], 1, 1)) < 0 && errno != EINTR)
 			break;
 		if (fds[1].revents)
 			break;
-		pthread_spin_lock(&qp->sq_lock);
+		if (pthread_spin_trylock(&qp->sq_lock)) {
+			/* the program is at the QP: it takes the packets */
+			nanosleep(&nap, NULL);
+			continue;
+		}
 		pthread_spin_lock(&qp->rq_lock);
 		rc_progress(qp);
 		pthread_spin_unlock(&qp->rq_lock);
 		pthread_spin_unlock(&qp->sq_lock);
 	}
 	return NULL;
+}
+
+/*
+ * The thread runs on the harts the program is not pinned to, where there
+ * are any. On the program's own hart the uncore would hold its wake-up
+ * back while the program, an accelerated thread of the same priority,
+ * runs there (spinning on its buffer, say), and the two would take turns
+ * with the QP's locks.
+ */
+static void rc_thread_start(struct accio_qp *qp)
+{
+	long i, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t own, other;
+	pthread_attr_t pa;
+
+	qp->thread_fd = eventfd(0, EFD_CLOEXEC);
+	if (qp->thread_fd < 0 || pthread_attr_init(&pa))
+		return;
+	if (!sched_getaffinity(0, sizeof(own), &own)) {
+		CPU_ZERO(&other);
+		for (i = 0; i < ncpu && i < CPU_SETSIZE; i++)
+			if (!CPU_ISSET(i, &own))
+				CPU_SET(i, &other);
+		if (CPU_COUNT(&other))
+			pthread_attr_setaffinity_np(&pa, sizeof(other), &other);
+	}
+	if (pthread_create(&qp->thread, &pa, rc_thread, qp) == 0)
+		qp->thread_on = true;
+	pthread_attr_destroy(&pa);
 }
 
 static void rc_thread_stop(struct accio_qp *qp)
@@ -1587,11 +1630,8 @@ static int accio_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int ma
 	 * watches its memory
 	 */
 	if (qp->rc && (qp->access & IBV_ACCESS_REMOTE_WRITE) && !qp->thread_on &&
-	    (qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS)) {
-		qp->thread_fd = eventfd(0, EFD_CLOEXEC);
-		if (qp->thread_fd >= 0 && pthread_create(&qp->thread, NULL, rc_thread, qp) == 0)
-			qp->thread_on = true;
-	}
+	    (qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS))
+		rc_thread_start(qp);
 	return 0;
 }
 
