@@ -1508,6 +1508,11 @@ static struct ibv_qp *accio_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr
 	qp->sq_cap = attr->cap.max_send_wr ? attr->cap.max_send_wr : 1;
 	for (n = 1; n < qp->sq_cap; n <<= 1)
 		;
+	/* RC: an acknowledged send leaves the send queue at once, and waits
+	 * for the program's poll in a slot beyond the queue's depth
+	 */
+	if (qp->rc)
+		n *= 2;
 	qp->sq_mask = n - 1;
 	qp->sq = calloc(n, sizeof(*qp->sq));
 	qp->rq_cap = attr->cap.max_recv_wr ? attr->cap.max_recv_wr : 1;
@@ -1797,7 +1802,7 @@ static int rc_post_one(struct accio_qp *qp, struct ibv_send_wr *wr)
 		len += wr->sg_list[i].length;
 	if (len > 1U << 31 || ((wr->send_flags & IBV_SEND_INLINE) && len > qp->max_inline))
 		return EINVAL;
-	if (qp->sq_tail - qp->sq_head >= qp->sq_cap)
+	if (qp->sq_tail - qp->sq_acked >= qp->sq_cap || qp->sq_tail - qp->sq_head > qp->sq_mask)
 		return ENOMEM;
 	slot = qp->sq_tail & qp->sq_mask;
 	e = &qp->sq[slot];
