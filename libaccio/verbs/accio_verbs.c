@@ -91,6 +91,7 @@ struct accio_cq {
 	pthread_spinlock_t lock;
 	struct list_head send_qps;	/* QPs with this CQ as send CQ */
 	struct list_head recv_qps;	/* ... as receive CQ */
+	int want_event;		/* armed: an RC QP's next completion is reported */
 };
 
 struct accio_ah {
@@ -197,8 +198,10 @@ struct accio_qp {
 	uint32_t wr_left, wr_total;
 	pthread_t thread;	/* places RDMA WRITEs while the program does not poll */
 	int thread_fd;		/* eventfd that stops it */
-	bool thread_on;
+	int thread_on;		/* 0, or 1 once started (atomic) */
+	bool thread_stop;
 	bool writes_seen;	/* a peer's RDMA WRITE arrived: the thread sleeps on the row */
+	bool new_scqe, new_rcqe;	/* completions made since the last look */
 
 	struct accio_qp_stats st;
 };
@@ -408,9 +411,27 @@ static int accio_destroy_cq(struct ibv_cq *ibcq)
  * as the verbs ask (a program polls after arming). A solicited-only
  * request is served as a request for the next completion.
  */
+static void rc_thread_kick(struct accio_qp *qp);
+
 static int accio_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
-	return ibv_cmd_req_notify_cq(ibcq, solicited_only);
+	struct accio_cq *cq = to_acq(ibcq);
+	struct accio_qp *qp;
+	int err = ibv_cmd_req_notify_cq(ibcq, solicited_only);
+
+	if (err)
+		return err;
+	/* RC QPs: their thread makes the completions and reports them */
+	__atomic_store_n(&cq->want_event, 1, __ATOMIC_SEQ_CST);
+	pthread_spin_lock(&cq->lock);
+	list_for_each(&cq->send_qps, qp, send_node)
+		if (qp->rc)
+			rc_thread_kick(qp);
+	list_for_each(&cq->recv_qps, qp, recv_node)
+		if (qp->rc)
+			rc_thread_kick(qp);
+	pthread_spin_unlock(&cq->lock);
+	return 0;
 }
 
 /* Signaled sends whose records the engine has taken. sq_lock held. */
@@ -795,6 +816,7 @@ static void rc_fail(struct accio_qp *qp, enum ibv_wc_status status)
 		e->status = i == qp->sq_acked ? status : IBV_WC_WR_FLUSH_ERR;
 		e->signaled = true;
 	}
+	qp->new_scqe |= qp->sq_acked != qp->sq_tail;
 	qp->sq_acked = qp->sq_sent = qp->sq_tail;
 	qp->sent_pkts = 0;
 	qp->resend_at = qp->rnr_until = 0;
@@ -812,6 +834,7 @@ static void rc_acked(struct accio_qp *qp, uint32_t psn)
 		if (accio_psn_diff(psn, e->first_psn + e->npkts - 1) < 0)
 			break;
 		qp->sq_acked++;
+		qp->new_scqe |= e->signaled;
 		moved = true;
 	}
 	if (moved) {
@@ -897,6 +920,7 @@ static void rc_recv_done(struct accio_qp *qp, enum ibv_wc_opcode op, uint32_t le
 	if (imm)
 		memcpy(r->imm, imm, 4);
 	qp->rq_done++;
+	qp->new_rcqe = true;
 }
 
 /* A request packet in PSN order. Both locks held. */
@@ -1147,6 +1171,32 @@ static int rc_poll_recv(struct accio_qp *qp, struct ibv_wc *wc, int ne)
 }
 
 /*
+ * Completion events: the kernel cannot tell an RC QP's completions from
+ * its packets (an ACK wakes the row like a request), so the provider says
+ * when it made one for a CQ that asked for an event (ACCIO_IOC_NOTIFY).
+ * Both locks held.
+ */
+static void rc_events(struct accio_qp *qp)
+{
+	struct accio_cq *scq = to_acq(qp->ibv_qp.send_cq);
+	struct accio_cq *rcq = to_acq(qp->ibv_qp.recv_cq);
+	uint32_t side;
+
+	if (qp->new_scqe) {
+		qp->new_scqe = false;
+		side = 1;
+		if (__atomic_exchange_n(&scq->want_event, 0, __ATOMIC_SEQ_CST))
+			ioctl(qp->row_fd, ACCIO_IOC_NOTIFY, &side);
+	}
+	if (qp->new_rcqe) {
+		qp->new_rcqe = false;
+		side = 0;
+		if (__atomic_exchange_n(&rcq->want_event, 0, __ATOMIC_SEQ_CST))
+			ioctl(qp->row_fd, ACCIO_IOC_NOTIFY, &side);
+	}
+}
+
+/*
  * A QP that lets peers write its memory gets a thread that serves the row
  * while the program does not poll (RDMA WRITEs are one-sided: the target
  * program may only watch its memory). It sleeps in poll(2) on the row fd,
@@ -1154,7 +1204,10 @@ static int rc_poll_recv(struct accio_qp *qp, struct ibv_wc *wc, int ne)
  * Until the first RDMA WRITE arrives it only looks every millisecond: a
  * wake-up per packet costs the SoC work that a program that polls its
  * CQs (and never gets a WRITE) does not need. Woken while the program is
- * at the QP, it leaves the packets to the program.
+ * at the QP, it leaves the packets to the program. A QP whose CQ asks for
+ * a completion event gets the thread too: while the CQ is armed, the
+ * program's polls leave the packets to it, and it reports what it
+ * completes (rc_events()).
  */
 static void *rc_thread(void *arg)
 {
@@ -1165,20 +1218,32 @@ static void *rc_thread(void *arg)
 	};
 	const struct timespec nap = { .tv_nsec = 20000 };
 
-	for (;;) {
-		bool armed = __atomic_load_n(&qp->writes_seen, __ATOMIC_RELAXED);
+	struct accio_cq *scq = to_acq(qp->ibv_qp.send_cq);
+	struct accio_cq *rcq = to_acq(qp->ibv_qp.recv_cq);
+	uint64_t kicks;
 
+	for (;;) {
+		bool events = __atomic_load_n(&scq->want_event, __ATOMIC_SEQ_CST) ||
+			      __atomic_load_n(&rcq->want_event, __ATOMIC_SEQ_CST);
+		bool armed = events || __atomic_load_n(&qp->writes_seen, __ATOMIC_RELAXED);
+
+		fds[1].revents = 0;
 		if ((armed ? poll(fds, 2, 10) : poll(&fds[1], 1, 1)) < 0 && errno != EINTR)
 			break;
-		if (fds[1].revents)
+		if (__atomic_load_n(&qp->thread_stop, __ATOMIC_SEQ_CST))
 			break;
-		if (pthread_spin_trylock(&qp->sq_lock)) {
+		if (fds[1].revents & POLLIN && read(qp->thread_fd, &kicks, sizeof(kicks)) < 0)
+			break;
+		if (!events && pthread_spin_trylock(&qp->sq_lock)) {
 			/* the program is at the QP: it takes the packets */
 			nanosleep(&nap, NULL);
 			continue;
 		}
+		if (events)
+			pthread_spin_lock(&qp->sq_lock);
 		pthread_spin_lock(&qp->rq_lock);
 		rc_progress(qp);
+		rc_events(qp);
 		pthread_spin_unlock(&qp->rq_lock);
 		pthread_spin_unlock(&qp->sq_lock);
 	}
@@ -1197,10 +1262,16 @@ static void rc_thread_start(struct accio_qp *qp)
 	long i, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	cpu_set_t own, other;
 	pthread_attr_t pa;
+	int none = 0;
 
-	qp->thread_fd = eventfd(0, EFD_CLOEXEC);
-	if (qp->thread_fd < 0 || pthread_attr_init(&pa))
+	if (!__atomic_compare_exchange_n(&qp->thread_on, &none, 1, false, __ATOMIC_SEQ_CST,
+					 __ATOMIC_SEQ_CST))
+		return;		/* started already */
+	qp->thread_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (qp->thread_fd < 0 || pthread_attr_init(&pa)) {
+		qp->thread_on = 0;
 		return;
+	}
 	if (!sched_getaffinity(0, sizeof(own), &own)) {
 		CPU_ZERO(&other);
 		for (i = 0; i < ncpu && i < CPU_SETSIZE; i++)
@@ -1209,9 +1280,19 @@ static void rc_thread_start(struct accio_qp *qp)
 		if (CPU_COUNT(&other))
 			pthread_attr_setaffinity_np(&pa, sizeof(other), &other);
 	}
-	if (pthread_create(&qp->thread, &pa, rc_thread, qp) == 0)
-		qp->thread_on = true;
+	if (pthread_create(&qp->thread, &pa, rc_thread, qp))
+		qp->thread_on = 0;
 	pthread_attr_destroy(&pa);
+}
+
+/* Wake the thread (started if need be): a CQ asks for an event. */
+static void rc_thread_kick(struct accio_qp *qp)
+{
+	uint64_t one = 1;
+
+	rc_thread_start(qp);
+	if (qp->thread_on && write(qp->thread_fd, &one, sizeof(one)) < 0)
+		return;		/* a kick is pending already */
 }
 
 static void rc_thread_stop(struct accio_qp *qp)
@@ -1220,10 +1301,11 @@ static void rc_thread_stop(struct accio_qp *qp)
 
 	if (!qp->thread_on)
 		return;
-	if (write(qp->thread_fd, &one, sizeof(one)) != sizeof(one))
+	__atomic_store_n(&qp->thread_stop, true, __ATOMIC_SEQ_CST);
+	if (write(qp->thread_fd, &one, sizeof(one)) != sizeof(one) && errno != EAGAIN)
 		pthread_cancel(qp->thread);
 	pthread_join(qp->thread, NULL);
-	qp->thread_on = false;
+	qp->thread_on = 0;
 }
 
 static int accio_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
@@ -1241,7 +1323,10 @@ static int accio_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		pthread_spin_lock(&qp->sq_lock);
 		if (qp->rc) {
 			pthread_spin_lock(&qp->rq_lock);
-			rc_progress(qp);
+			if (!__atomic_load_n(&cq->want_event, __ATOMIC_SEQ_CST)) {
+				rc_progress(qp);
+				rc_events(qp);
+			}
 			n += rc_poll_send(qp, wc + n, ne - n);
 			pthread_spin_unlock(&qp->rq_lock);
 		} else {
@@ -1255,7 +1340,10 @@ static int accio_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		if (qp->rc) {
 			pthread_spin_lock(&qp->sq_lock);
 			pthread_spin_lock(&qp->rq_lock);
-			rc_progress(qp);
+			if (!__atomic_load_n(&cq->want_event, __ATOMIC_SEQ_CST)) {
+				rc_progress(qp);
+				rc_events(qp);
+			}
 			n += rc_poll_recv(qp, wc + n, ne - n);
 			pthread_spin_unlock(&qp->rq_lock);
 			pthread_spin_unlock(&qp->sq_lock);

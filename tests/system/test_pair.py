@@ -188,33 +188,39 @@ def test_hardware_verbs_reliable_connected_between_two_socs():
     ibv_rc_pingpong with every buffer checked (4096-byte messages, four
     packets each) against accio0 and against soft-RoCE on the server SoC,
     then perftest's ib_send_lat and ib_write_lat -c RC against accio0 and
-    ib_write_lat against rxe0. ib_write_lat's target only watches its
-    buffer: the provider's thread places the peer's RDMA WRITEs there."""
+    ib_write_lat against rxe0, and ibv_rc_pingpong and ib_send_lat waiting
+    for completion events (-e). ib_write_lat's target only watches its
+    buffer: the provider's thread places the peer's RDMA WRITEs there. With
+    events, the thread makes the completions and reports each one to the
+    kernel (ACCIO_IOC_NOTIFY), since an ACK wakes the row like a request."""
     pp = "ibv_rc_pingpong -g 1 -c -n 300 -s 4096"
     send = "ib_send_lat -c RC -F -n 300 -s 64"
     write = "ib_write_lat -c RC -F -n 300 -s 64"
     server = (f"{HWV_STATS}; {RXE} && {pp} -d accio0 && {pp} -d rxe0 && "
               f"{twice_server(send + ' -d accio0')} && {twice_server(write + ' -d accio0')} && "
-              f"{twice_server(write + ' -d rxe0')} && rdma statistic show link rxe0/1")
+              f"{twice_server(write + ' -d rxe0')} && {pp} -e -d accio0 && "
+              f"{twice_server(send + ' -e -d accio0')} && rdma statistic show link rxe0/1")
     client = (f"{HWV_STATS}; {MALFORMED};"
               f"{retry(pp + ' -d accio0 10.0.3.1')}; echo pp_accio=$?;"
               f"{retry(pp + ' -d accio0 10.0.3.1')}; echo pp_rxe=$?;"
               f"{twice(send + ' -d accio0 10.0.3.1', 'ls')} | grep -A1 '#bytes'; echo send_accio=$?;"
               f"{twice(write + ' -d accio0 10.0.3.1', 'lw')} | grep -A1 '#bytes'; echo write_accio=$?;"
               f"{twice(write + ' -d accio0 10.0.3.1', 'lx')} | grep -A1 '#bytes'; echo write_rxe=$?;"
+              f"{retry(pp + ' -e -d accio0 10.0.3.1')}; echo pp_ev=$?;"
+              f"{twice(send + ' -e -d accio0 10.0.3.1', 'le')} | grep -A1 '#bytes'; echo send_ev=$?;"
               f"{MALFORMED}")
     rs, rc = accio.run_pair(server, client, pkgs=RDMA_PKGS, timeout=TIMEOUT)
     assert rc.rc == 0 and rs.rc == 0, rc.output + "\n--server--\n" + rs.output
     out = rc.output
-    for k in ("pp_accio", "pp_rxe", "send_accio", "write_accio", "write_rxe"):
+    for k in ("pp_accio", "pp_rxe", "send_accio", "write_accio", "write_rxe", "pp_ev", "send_ev"):
         assert f"{k}=0" in out, out
     # 300 round trips of 4096 bytes each way, every buffer checked by -c
-    assert len(re.findall(r"^300 iters in [\d.]+ seconds", out, re.M)) == 2, out
+    assert len(re.findall(r"^300 iters in [\d.]+ seconds", out, re.M)) == 3, out
     lats = re.findall(r"^\s*64\s+300\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", out, re.M)
-    assert len(lats) == 3 and all(float(t[2]) > 0 for t in lats), out
+    assert len(lats) == 4 and all(float(t[2]) > 0 for t in lats), out
     # every packet reached its QP whole; each ping-pong QP sent and took
     # 1200 packets (4 a message), each perftest QP at least 300
-    for who, text, n in (("client", out, 8), ("server", rs.output, 5)):
+    for who, text, n in (("client", out, 11), ("server", rs.output, 8)):
         st = verbs_stats(text)
         assert len(st) == n, (who, st, text)
         for s in st:
