@@ -22,6 +22,8 @@ wire, each SoC with its Accio NIC and uncore.
   verbs-rc    ib_send_lat -c RC on accio0 on both SoCs: the provider runs
               the reliable transport (PSNs, ACKs, retransmission) on the
               row; an ACK goes out at the receiver's next poll
+  verbs-rc-ev ib_send_lat -c RC -e on accio0 on both SoCs: the provider's
+              thread makes the completions and reports them as events
   verbs-rc-write  ib_write_lat -c RC on accio0 on both SoCs: RDMA WRITEs
               that the target's provider places into registered memory
               (a thread that sleeps on the row's wake-up; the CPU copies)
@@ -98,6 +100,7 @@ VERBS = [("verbs-ud", "ib_send_lat", "accio0", "accio0", "-c UD"),
          ("verbs-ud-ev", "ib_send_lat", "accio0", "accio0", "-c UD -e"),
          ("verbs-ud-rxe", "ib_send_lat", "accio0", "rxe0", "-c UD"),
          ("verbs-rc", "ib_send_lat", "accio0", "accio0", "-c RC"),
+         ("verbs-rc-ev", "ib_send_lat", "accio0", "accio0", "-c RC -e"),
          ("verbs-rc-write", "ib_write_lat", "accio0", "accio0", "-c RC"),
          ("rxe-rc-write", "ib_write_lat", "rxe0", "rxe0", "-c RC")]
 
