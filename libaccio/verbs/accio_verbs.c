@@ -75,6 +75,7 @@ struct accio_device {
 struct accio_context {
 	struct verbs_context vctx;
 	bool stats;		/* ACCIO_VERBS_STATS=1: counters at destroy_qp */
+	uint32_t rc_drop;	/* ACCIO_VERBS_RC_DROP=N: lose every Nth RC request in */
 	pthread_mutex_t mr_lock;
 	struct list_head mrs;	/* the context's registrations (RDMA WRITE targets) */
 };
@@ -135,7 +136,7 @@ struct accio_qp_stats {
 	uint64_t tx, rx, rx_drop_hdr, rx_drop_qpn, rx_drop_qkey, rx_drop_norecv,
 		 rx_drop_state, rx_len_err;
 	/* RC */
-	uint64_t retransmits, naks_rx, naks_tx, rnr_naks_tx, dup_rx;
+	uint64_t retransmits, naks_rx, naks_tx, rnr_naks_tx, dup_rx, lost;
 };
 
 struct accio_qp {
@@ -196,12 +197,14 @@ struct accio_qp {
 	bool in_send, in_write, nak_sent, ack_due;
 	uint8_t *wr_at;		/* the RDMA WRITE in progress: where, how much */
 	uint32_t wr_left, wr_total;
-	pthread_t thread;	/* places RDMA WRITEs while the program does not poll */
-	int thread_fd;		/* eventfd that stops it */
+	pthread_t thread;	/* serves the row: WRITEs, completion events */
+	int thread_fd;		/* eventfd that wakes it (or stops it) */
 	int thread_on;		/* 0, or 1 once started (atomic) */
 	bool thread_stop;
 	bool writes_seen;	/* a peer's RDMA WRITE arrived: the thread sleeps on the row */
 	bool new_scqe, new_rcqe;	/* completions made since the last look */
+	uint32_t rc_drop;	/* lose every rc_drop-th request in (a test of recovery) */
+	uint64_t rx_count;
 
 	struct accio_qp_stats st;
 };
@@ -1096,7 +1099,14 @@ static void rc_progress(struct accio_qp *qp)
 			uint32_t saddr;
 			size_t len = accio_rx_record(rec, &saddr);
 
-			rc_take(qp, rec + ACCIO_RX_HDR, len);
+			/* requests lost on purpose (ACKs never: a peer that has
+			 * finished cannot answer a retransmission)
+			 */
+			if (qp->rc_drop && len && rec[ACCIO_RX_HDR] != ACCIO_OP_RC_ACK &&
+			    ++qp->rx_count % qp->rc_drop == 0)
+				qp->st.lost++;
+			else
+				rc_take(qp, rec + ACCIO_RX_HDR, len);
 			rptr += PAD8(ACCIO_RX_HDR + len);
 		}
 		release_io();
@@ -1503,7 +1513,7 @@ static void stats_print(struct accio_qp *qp)
 	fprintf(stderr, "accio-verbs: qpn=%u row=%u tx=%llu rx=%llu rx_drop_hdr=%llu "
 		"rx_drop_qpn=%llu rx_drop_qkey=%llu rx_drop_norecv=%llu rx_drop_state=%llu "
 		"rx_len_err=%llu retransmits=%llu naks_rx=%llu naks_tx=%llu rnr_naks_tx=%llu "
-		"dup_rx=%llu\n",
+		"dup_rx=%llu lost=%llu\n",
 		qp->ibv_qp.qp_num, qp->row, (unsigned long long)qp->st.tx,
 		(unsigned long long)qp->st.rx, (unsigned long long)qp->st.rx_drop_hdr,
 		(unsigned long long)qp->st.rx_drop_qpn, (unsigned long long)qp->st.rx_drop_qkey,
@@ -1512,7 +1522,7 @@ static void stats_print(struct accio_qp *qp)
 		(unsigned long long)qp->st.rx_len_err,
 		(unsigned long long)qp->st.retransmits, (unsigned long long)qp->st.naks_rx,
 		(unsigned long long)qp->st.naks_tx, (unsigned long long)qp->st.rnr_naks_tx,
-		(unsigned long long)qp->st.dup_rx);
+		(unsigned long long)qp->st.dup_rx, (unsigned long long)qp->st.lost);
 }
 
 static void qp_free(struct accio_qp *qp)
@@ -1559,6 +1569,7 @@ static struct ibv_qp *accio_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr
 		return NULL;
 	qp->sock = qp->row_fd = qp->thread_fd = -1;
 	qp->rc = attr->qp_type == IBV_QPT_RC;
+	qp->rc_drop = qp->rc ? to_actx(pd->context)->rc_drop : 0;
 	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
 	err = row_open(qp, &want);
@@ -2038,6 +2049,8 @@ static struct verbs_context *accio_alloc_context(struct ibv_device *ibdev, int c
 	}
 	env = getenv("ACCIO_VERBS_STATS");
 	ctx->stats = env && *env && strcmp(env, "0");
+	env = getenv("ACCIO_VERBS_RC_DROP");
+	ctx->rc_drop = env ? (uint32_t)strtoul(env, NULL, 10) : 0;
 	pthread_mutex_init(&ctx->mr_lock, NULL);
 	list_head_init(&ctx->mrs);
 	verbs_set_ops(&ctx->vctx, &accio_ctx_ops);

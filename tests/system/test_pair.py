@@ -235,6 +235,45 @@ def test_hardware_verbs_reliable_connected_between_two_socs():
     assert re.findall(r"^malformed=(\d+)$", out, re.M) == ["0", "0"], out
 
 
+@pytest.mark.skipif(verbs_unavailable() is not None, reason=str(verbs_unavailable()))
+def test_hardware_verbs_reliable_connected_recovers_lost_packets():
+    """The RC transport's recovery: every RC QP loses every 11th (client)
+    or 13th (server) request packet it receives (ACCIO_VERBS_RC_DROP). The
+    gaps are NAKed and sent again, lost last packets time out and are sent
+    again; ibv_rc_pingpong's buffers all arrive intact (-c), against accio0
+    and against soft-RoCE, which takes the client's NAKs, and ib_write_lat's
+    RDMA WRITEs complete."""
+    pp = "ibv_rc_pingpong -g 1 -c -n 100 -s 4096"
+    write = "ib_write_lat -c RC -F -n 100 -s 64"
+    server = (f"{HWV_STATS} ACCIO_VERBS_RC_DROP=13; {RXE} && {pp} -d accio0 && {pp} -d rxe0 && "
+              f"{write} -d accio0 > /dev/null && rdma statistic show link rxe0/1")
+    client = (f"{HWV_STATS} ACCIO_VERBS_RC_DROP=11;"
+              f"{retry(pp + ' -d accio0 10.0.3.1')}; echo pp_accio=$?;"
+              f"{retry(pp + ' -d accio0 10.0.3.1')}; echo pp_rxe=$?;"
+              f"{retry(write + ' -d accio0 10.0.3.1')} | grep -A1 '#bytes'; echo write_accio=$?")
+    rs, rc = accio.run_pair(server, client, pkgs=RDMA_PKGS, timeout=TIMEOUT)
+    assert rc.rc == 0 and rs.rc == 0, rc.output + "\n--server--\n" + rs.output
+    out = rc.output
+    for k in ("pp_accio", "pp_rxe", "write_accio"):
+        assert f"{k}=0" in out, out
+    assert len(re.findall(r"^100 iters in [\d.]+ seconds", out, re.M)) == 2, out
+    assert re.search(r"^\s*64\s+100\s+[\d.]+", out, re.M), out
+    cli, srv = verbs_stats(out), verbs_stats(rs.output)
+    assert len(cli) == 3 and len(srv) == 2, (cli, srv)
+    for s in cli + srv:
+        assert s["lost"] > 0 and s["rx"] >= 100, (cli, srv)
+        assert all(v == 0 for k, v in s.items() if k.startswith("rx_drop") or k == "rx_len_err"), \
+            (cli, srv)
+    # between the accio0 QPs: gaps NAKed both ways, everything lost sent again
+    for s in (cli[0], srv[0]):
+        assert s["naks_tx"] > 0 and s["naks_rx"] > 0 and s["retransmits"] > 0, (cli, srv)
+    # soft-RoCE took the client's NAKs and sent again
+    assert cli[1]["naks_tx"] > 0, cli
+    assert int(re.search(r"\brcvd_seq_err (\d+)", rs.output).group(1)) > 0, rs.output
+    # the WRITEs' last packets lost: timeouts, sent again
+    assert cli[2]["retransmits"] > 0 and srv[1]["retransmits"] > 0, (cli, srv)
+
+
 def side_by_side(cmds):
     """Run shell commands at once; each one's output, then NAME=rc, follow
     in order once all have ended."""
