@@ -257,7 +257,9 @@ def test_hardware_verbs_reliable_connected_recovers_lost_packets():
     for k in ("pp_accio", "pp_rxe", "write_accio"):
         assert f"{k}=0" in out, out
     assert len(re.findall(r"^100 iters in [\d.]+ seconds", out, re.M)) == 2, out
-    assert re.search(r"^\s*64\s+100\s+[\d.]+", out, re.M), out
+    # perftest's row (its figures may be inf where its clock estimate fails
+    # on a loaded host; the WRITEs completed all the same)
+    assert re.search(r"^\s*64\s+100\s+(inf|[\d.]+)\s", out, re.M), out
     cli, srv = verbs_stats(out), verbs_stats(rs.output)
     assert len(cli) == 3 and len(srv) == 2, (cli, srv)
     for s in cli + srv:
