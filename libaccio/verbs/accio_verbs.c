@@ -723,23 +723,19 @@ static uint8_t rc_opcode(const struct accio_swqe *e, uint32_t k)
 {
 	bool first = k == 0, last = k + 1 == e->npkts;
 	bool imm = e->opcode == IBV_WR_SEND_WITH_IMM || e->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+	bool write = e->opcode == IBV_WR_RDMA_WRITE || e->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+	/* SEND and RDMA WRITE number their packets alike: FIRST, MIDDLE, LAST,
+	 * LAST with immediate, ONLY, ONLY with immediate
+	 */
+	uint8_t base = write ? ACCIO_OP_RC_WRITE_FIRST : ACCIO_OP_RC_SEND_FIRST;
 
-	if (e->opcode == IBV_WR_RDMA_WRITE || e->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
-		if (first && last)
-			return imm ? ACCIO_OP_RC_WRITE_ONLY_IMM : ACCIO_OP_RC_WRITE_ONLY;
-		if (first)
-			return ACCIO_OP_RC_WRITE_FIRST;
-		if (last)
-			return imm ? ACCIO_OP_RC_WRITE_LAST_IMM : ACCIO_OP_RC_WRITE_LAST;
-		return ACCIO_OP_RC_WRITE_MIDDLE;
-	}
 	if (first && last)
-		return imm ? ACCIO_OP_RC_SEND_ONLY_IMM : ACCIO_OP_RC_SEND_ONLY;
+		return base + 4 + imm;
 	if (first)
-		return ACCIO_OP_RC_SEND_FIRST;
+		return base;
 	if (last)
-		return imm ? ACCIO_OP_RC_SEND_LAST_IMM : ACCIO_OP_RC_SEND_LAST;
-	return ACCIO_OP_RC_SEND_MIDDLE;
+		return base + 2 + imm;
+	return base + 1;
 }
 
 /* Send the packets not yet sent, as far as the TX ring has room. sq_lock held. */
@@ -1318,6 +1314,27 @@ static void rc_thread_stop(struct accio_qp *qp)
 	qp->thread_on = 0;
 }
 
+/*
+ * An RC QP's completions of one side for cq: the transport runs first,
+ * unless cq waits for an event (then the QP's thread runs it and reports).
+ */
+static int rc_poll(struct accio_qp *qp, struct accio_cq *cq, bool send, struct ibv_wc *wc,
+		   int ne)
+{
+	int n;
+
+	pthread_spin_lock(&qp->sq_lock);
+	pthread_spin_lock(&qp->rq_lock);
+	if (!__atomic_load_n(&cq->want_event, __ATOMIC_SEQ_CST)) {
+		rc_progress(qp);
+		rc_events(qp);
+	}
+	n = send ? rc_poll_send(qp, wc, ne) : rc_poll_recv(qp, wc, ne);
+	pthread_spin_unlock(&qp->rq_lock);
+	pthread_spin_unlock(&qp->sq_lock);
+	return n;
+}
+
 static int accio_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct accio_cq *cq = to_acq(ibcq);
@@ -1330,33 +1347,19 @@ static int accio_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	list_for_each(&cq->send_qps, qp, send_node) {
 		if (n >= ne)
 			break;
-		pthread_spin_lock(&qp->sq_lock);
 		if (qp->rc) {
-			pthread_spin_lock(&qp->rq_lock);
-			if (!__atomic_load_n(&cq->want_event, __ATOMIC_SEQ_CST)) {
-				rc_progress(qp);
-				rc_events(qp);
-			}
-			n += rc_poll_send(qp, wc + n, ne - n);
-			pthread_spin_unlock(&qp->rq_lock);
-		} else {
-			n += poll_send(qp, wc + n, ne - n);
+			n += rc_poll(qp, cq, true, wc + n, ne - n);
+			continue;
 		}
+		pthread_spin_lock(&qp->sq_lock);
+		n += poll_send(qp, wc + n, ne - n);
 		pthread_spin_unlock(&qp->sq_lock);
 	}
 	list_for_each(&cq->recv_qps, qp, recv_node) {
 		if (n >= ne)
 			break;
 		if (qp->rc) {
-			pthread_spin_lock(&qp->sq_lock);
-			pthread_spin_lock(&qp->rq_lock);
-			if (!__atomic_load_n(&cq->want_event, __ATOMIC_SEQ_CST)) {
-				rc_progress(qp);
-				rc_events(qp);
-			}
-			n += rc_poll_recv(qp, wc + n, ne - n);
-			pthread_spin_unlock(&qp->rq_lock);
-			pthread_spin_unlock(&qp->sq_lock);
+			n += rc_poll(qp, cq, false, wc + n, ne - n);
 			continue;
 		}
 		pthread_spin_lock(&qp->rq_lock);

@@ -125,6 +125,29 @@ def verbs_stats(text):
     return [s for s in st if s["tx"] or s["rx"]]
 
 
+def verbs_pair(server, client, keys):
+    """run_pair with the RDMA packages; both SoCs' commands succeed and
+    the client's steps each echoed KEY=0. Returns (server, client) Results."""
+    rs, rc = accio.run_pair(server, client, pkgs=RDMA_PKGS, timeout=TIMEOUT)
+    assert rc.rc == 0 and rs.rc == 0, rc.output + "\n--server--\n" + rs.output
+    for k in keys:
+        assert f"{k}=0" in rc.output, rc.output
+    return rs, rc
+
+
+def check_verbs_stats(text, n, least, who):
+    """n QPs moved datagrams, each sent and took at least `least`, and none
+    dropped one (a header, another QP's, a Q_Key, no receive, a state) or
+    found a receive too small. Returns their counters."""
+    st = verbs_stats(text)
+    assert len(st) == n, (who, st, text)
+    for s in st:
+        assert s["tx"] >= least and s["rx"] >= least, (who, st)
+        assert all(v == 0 for k, v in s.items() if k.startswith("rx_drop") or k == "rx_len_err"), \
+            (who, st)
+    return st
+
+
 @pytest.mark.skipif(verbs_unavailable() is not None, reason=str(verbs_unavailable()))
 def test_hardware_verbs_on_ict_rows_between_two_socs():
     """Verbs whose queue pairs are ICT rows (kernel 0020, provider
@@ -150,11 +173,9 @@ def test_hardware_verbs_on_ict_rows_between_two_socs():
               f"{retry(ud + ' -e -d accio0 10.0.3.1')}; echo ud_ev=$?;"
               f"{twice(lat + ' -e -d accio0 10.0.3.1', 'le')} | grep -A1 '#bytes'; echo lat_ev=$?;"
               f"grep accio-wake /proc/interrupts; {MALFORMED}")
-    rs, rc = accio.run_pair(server, client, pkgs=RDMA_PKGS, timeout=TIMEOUT)
-    assert rc.rc == 0 and rs.rc == 0, rc.output + "\n--server--\n" + rs.output
+    rs, rc = verbs_pair(server, client,
+                        ("ud_rxe", "lat_rxe", "ud_accio", "lat_accio", "ud_ev", "lat_ev"))
     out = rc.output
-    for k in ("ud_rxe", "lat_rxe", "ud_accio", "lat_accio", "ud_ev", "lat_ev"):
-        assert f"{k}=0" in out, out
     assert len(re.findall(r"^300 iters in [\d.]+ seconds", out, re.M)) == 3, out
     lats = re.findall(r"^\s*64\s+300\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", out, re.M)
     assert len(lats) == 3 and all(float(t[2]) > 0 for t in lats), out
@@ -168,12 +189,9 @@ def test_hardware_verbs_on_ict_rows_between_two_socs():
     # every datagram went through the QP's row, none was dropped; 300 of
     # each ping-pong, perftest's iterations for each latency run (each
     # latency run twice)
-    for who, st, n in (("client", verbs_stats(out), 9), ("server", verbs_stats(rs.output), 6)):
-        assert len(st) == n, (who, st, out, rs.output)
-        for s in st:
-            assert s["tx"] == s["rx"] >= 300, (who, st)
-            assert all(v == 0 for k, v in s.items() if k.startswith("rx_drop") or k == "rx_len_err"), \
-                (who, st)
+    for who, text, n in (("client", out, 9), ("server", rs.output, 6)):
+        st = check_verbs_stats(text, n, 300, who)
+        assert all(s["tx"] == s["rx"] for s in st), (who, st)
     # soft-RoCE received the client engine's frames (ICRC checked there), and
     # the client engine found no wrong ICRC in soft-RoCE's
     rcvd = int(re.search(r"\brcvd_pkts (\d+)", rs.output).group(1))
@@ -209,11 +227,9 @@ def test_hardware_verbs_reliable_connected_between_two_socs():
               f"{retry(pp + ' -e -d accio0 10.0.3.1')}; echo pp_ev=$?;"
               f"{twice(send + ' -e -d accio0 10.0.3.1', 'le')} | grep -A1 '#bytes'; echo send_ev=$?;"
               f"{MALFORMED}")
-    rs, rc = accio.run_pair(server, client, pkgs=RDMA_PKGS, timeout=TIMEOUT)
-    assert rc.rc == 0 and rs.rc == 0, rc.output + "\n--server--\n" + rs.output
+    rs, rc = verbs_pair(server, client, ("pp_accio", "pp_rxe", "send_accio", "write_accio",
+                                         "write_rxe", "pp_ev", "send_ev"))
     out = rc.output
-    for k in ("pp_accio", "pp_rxe", "send_accio", "write_accio", "write_rxe", "pp_ev", "send_ev"):
-        assert f"{k}=0" in out, out
     # 300 round trips of 4096 bytes each way, every buffer checked by -c
     assert len(re.findall(r"^300 iters in [\d.]+ seconds", out, re.M)) == 3, out
     lats = re.findall(r"^\s*64\s+300\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", out, re.M)
@@ -221,12 +237,7 @@ def test_hardware_verbs_reliable_connected_between_two_socs():
     # every packet reached its QP whole; each ping-pong QP sent and took
     # 1200 packets (4 a message), each perftest QP at least 300
     for who, text, n in (("client", out, 11), ("server", rs.output, 8)):
-        st = verbs_stats(text)
-        assert len(st) == n, (who, st, text)
-        for s in st:
-            assert s["tx"] >= 300 and s["rx"] >= 300, (who, st)
-            assert all(v == 0 for k, v in s.items() if k.startswith("rx_drop") or k == "rx_len_err"), \
-                (who, st)
+        st = check_verbs_stats(text, n, 300, who)
         pp_qps = [s for s in st[:2 if who == "client" else 1]]
         assert all(s["tx"] >= 1200 and s["rx"] >= 1200 for s in pp_qps), (who, st)
     # soft-RoCE took the client's RC packets and answered them
@@ -251,21 +262,15 @@ def test_hardware_verbs_reliable_connected_recovers_lost_packets():
               f"{retry(pp + ' -d accio0 10.0.3.1')}; echo pp_accio=$?;"
               f"{retry(pp + ' -d accio0 10.0.3.1')}; echo pp_rxe=$?;"
               f"{retry(write + ' -d accio0 10.0.3.1')} | grep -A1 '#bytes'; echo write_accio=$?")
-    rs, rc = accio.run_pair(server, client, pkgs=RDMA_PKGS, timeout=TIMEOUT)
-    assert rc.rc == 0 and rs.rc == 0, rc.output + "\n--server--\n" + rs.output
+    rs, rc = verbs_pair(server, client, ("pp_accio", "pp_rxe", "write_accio"))
     out = rc.output
-    for k in ("pp_accio", "pp_rxe", "write_accio"):
-        assert f"{k}=0" in out, out
     assert len(re.findall(r"^100 iters in [\d.]+ seconds", out, re.M)) == 2, out
     # perftest's row (its figures may be inf where its clock estimate fails
     # on a loaded host; the WRITEs completed all the same)
     assert re.search(r"^\s*64\s+100\s+(inf|[\d.]+)\s", out, re.M), out
-    cli, srv = verbs_stats(out), verbs_stats(rs.output)
-    assert len(cli) == 3 and len(srv) == 2, (cli, srv)
-    for s in cli + srv:
-        assert s["lost"] > 0 and s["rx"] >= 100, (cli, srv)
-        assert all(v == 0 for k, v in s.items() if k.startswith("rx_drop") or k == "rx_len_err"), \
-            (cli, srv)
+    cli = check_verbs_stats(out, 3, 100, "client")
+    srv = check_verbs_stats(rs.output, 2, 100, "server")
+    assert all(s["lost"] > 0 for s in cli + srv), (cli, srv)
     # between the accio0 QPs: gaps NAKed both ways, everything lost sent again
     for s in (cli[0], srv[0]):
         assert s["naks_tx"] > 0 and s["naks_rx"] > 0 and s["retransmits"] > 0, (cli, srv)
@@ -300,23 +305,16 @@ def test_hardware_verbs_queue_pairs_side_by_side():
     client = f"{HWV_STATS}; {MALFORMED}; " + side_by_side([
         (f"c{i + 1}", retry(f"{ud} -p {port} -d accio0 10.0.3.1")) for i, port in enumerate(ports)]) + \
         f"; {MALFORMED}"
-    rs, rc = accio.run_pair(server, client, pkgs=RDMA_PKGS, timeout=TIMEOUT)
-    assert rc.rc == 0 and rs.rc == 0, rc.output + "\n--server--\n" + rs.output
+    rs, rc = verbs_pair(server, client, ("c1", "c2", "c3"))
     out = rc.output
-    for k in ("c1", "c2", "c3"):
-        assert f"{k}=0" in out, out
     for k in ("s1", "s2", "s3"):
         assert f"{k}=0" in rs.output, rs.output
     assert len(re.findall(r"^300 iters in [\d.]+ seconds", out, re.M)) == 3, out
     # three QPs with three numbers on the client, two on the server's accio0
     for who, text, n in (("client", out, 3), ("server", rs.output, 2)):
-        st = verbs_stats(text)
-        assert len(st) == n and len({s["qpn"] for s in st}) == n, (who, st, text)
-        for s in st:
-            assert s["qpn"] >= 0x400000, (who, st)
-            assert s["tx"] == s["rx"] >= 300, (who, st)
-            assert all(v == 0 for k, v in s.items() if k.startswith("rx_drop") or k == "rx_len_err"), \
-                (who, st)
+        st = check_verbs_stats(text, n, 300, who)
+        assert len({s["qpn"] for s in st}) == n, (who, st)
+        assert all(s["qpn"] >= 0x400000 and s["tx"] == s["rx"] for s in st), (who, st)
     # soft-RoCE's QP on the server SoC got its client's datagrams
     rcvd = int(re.search(r"\brcvd_pkts (\d+)", rs.output).group(1))
     assert rcvd >= 300, rs.output
