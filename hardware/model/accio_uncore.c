@@ -316,7 +316,7 @@ static int match_row(struct accio_uncore *u, uint32_t lip, uint16_t lport,
 			  ACCIO_UNCORE_ROW_LOCAL_PORT_SHIFT) != lport)
 			continue;
 		if (row_roce(u, r) &&
-		    (qpn < 0 || !qpn ||
+		    (qpn <= 0 ||
 		     (uint32_t)qpn != field(*rreg(u, r, ACCIO_UNCORE_ROW_ROCE_QPN),
 					    ACCIO_UNCORE_ROW_ROCE_QPN_QPN_MASK,
 					    ACCIO_UNCORE_ROW_ROCE_QPN_QPN_SHIFT)))

@@ -1223,7 +1223,6 @@ static void *rc_thread(void *arg)
 		{ .fd = qp->thread_fd, .events = POLLIN },
 	};
 	const struct timespec nap = { .tv_nsec = 20000 };
-
 	struct accio_cq *scq = to_acq(qp->ibv_qp.send_cq);
 	struct accio_cq *rcq = to_acq(qp->ibv_qp.recv_cq);
 	uint64_t kicks;
@@ -1238,8 +1237,9 @@ static void *rc_thread(void *arg)
 			break;
 		if (__atomic_load_n(&qp->thread_stop, __ATOMIC_SEQ_CST))
 			break;
-		if (fds[1].revents & POLLIN && read(qp->thread_fd, &kicks, sizeof(kicks)) < 0)
-			break;
+		/* a kick (a CQ was armed): take it; nothing to do if it went */
+		if ((fds[1].revents & POLLIN) && read(qp->thread_fd, &kicks, sizeof(kicks)) < 0)
+			kicks = 0;
 		if (!events && pthread_spin_trylock(&qp->sq_lock)) {
 			/* the program is at the QP: it takes the packets */
 			nanosleep(&nap, NULL);
@@ -1736,7 +1736,7 @@ static int accio_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int ma
 	/* one-sided writes need a server of the row while the program only
 	 * watches its memory
 	 */
-	if (qp->rc && (qp->access & IBV_ACCESS_REMOTE_WRITE) && !qp->thread_on &&
+	if (qp->rc && (qp->access & IBV_ACCESS_REMOTE_WRITE) &&
 	    (qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS))
 		rc_thread_start(qp);
 	return 0;
