@@ -105,7 +105,8 @@ static void comm_of(int pid, char *buf, size_t len)
 	}
 }
 
-static unsigned long totals[2];	/* sockets, processes */
+static unsigned long totals[3];	/* sockets on rows, processes, sockets on the kernel path */
+static const char *const kpath_names[] = ACCIO_KPATH_NAMES;
 
 static void show_pid(int pid)
 {
@@ -153,20 +154,36 @@ static void show_pid(int pid)
 		if (have) {
 			const struct accio_stats *s = &sf->slot[i].st;
 
-			printf("%10llu %9llu %10llu %9llu %9llu %8llu\n",
+			printf("%10llu %9llu %10llu %9llu %9llu %8llu ring\n",
 			       (unsigned long long)s->rx_ring, (unsigned long long)s->rx_kernel,
 			       (unsigned long long)s->tx_ring, (unsigned long long)s->tx_mmio,
 			       (unsigned long long)s->tx_kernel, (unsigned long long)s->waits);
 		} else {
-			printf("%10s %9s %10s %9s %9s %8s\n", "-", "-", "-", "-", "-", "-");
+			printf("%10s %9s %10s %9s %9s %8s ring\n", "-", "-", "-", "-", "-", "-");
 		}
 		totals[0]++;
 	}
 	closedir(d);
+	if (!n)
+		sf = statfile_of(pid);
+	/* UDP sockets the library keeps on the kernel path, and why */
+	for (i = 0; sf && i < ACCIO_STATFILE_SLOTS; i++) {
+		const struct accio_statslot *sl = &sf->slot[i];
+		int k = sl->kpath;
+
+		if (sl->fd < 0 || k <= ACCIO_KPATH_ROW || k >= ACCIO_KPATH_N)
+			continue;
+		printf("%-7d %-15.15s %5d %4s %8s %8s %10s %10s %8s %10s %9llu %10s %9s %9llu %8s "
+		       "kernel:%s\n", pid, comm, sl->fd, "-", "-", "-", "-", "-", "-", "-",
+		       (unsigned long long)sl->st.rx_kernel, "-", "-",
+		       (unsigned long long)sl->st.tx_kernel, "-", kpath_names[k]);
+		totals[2]++;
+		n++;
+	}
 	if (n)
 		totals[1]++;
 	if (sf && sf->overflow)
-		printf("%-7d %-15.15s (%llu more accelerated sockets without a slot)\n", pid,
+		printf("%-7d %-15.15s (%llu more sockets without a slot)\n", pid,
 		       comm, (unsigned long long)sf->overflow);
 	if (sf)
 		munmap((void *)sf, sizeof(*sf));
@@ -178,9 +195,10 @@ static int cmd_stat(int argc, char **argv)
 	DIR *d;
 	int i;
 
-	printf("%-7s %-15s %5s %4s %8s %8s %10s %10s %8s %10s %9s %10s %9s %9s %8s\n",
+	printf("%-7s %-15s %5s %4s %8s %8s %10s %10s %8s %10s %9s %10s %9s %9s %8s %s\n",
 	       "PID", "COMMAND", "FD", "ROW", "RX_FILL", "TX_FILL", "RX_PKTS", "TX_PKTS",
-	       "RX_DROPS", "RX_RING", "RX_KERNEL", "TX_RING", "TX_MMIO", "TX_KERNEL", "WAITS");
+	       "RX_DROPS", "RX_RING", "RX_KERNEL", "TX_RING", "TX_MMIO", "TX_KERNEL", "WAITS",
+	       "PATH");
 	if (argc > 0) {
 		for (i = 0; i < argc; i++) {
 			char *end;
@@ -203,7 +221,8 @@ static int cmd_stat(int argc, char **argv)
 				show_pid(atoi(de->d_name));
 		closedir(d);
 	}
-	printf("%lu accelerated sockets in %lu processes\n", totals[0], totals[1]);
+	printf("%lu accelerated sockets, %lu on the kernel path, in %lu processes\n",
+	       totals[0], totals[2], totals[1]);
 	return 0;
 }
 

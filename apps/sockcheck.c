@@ -6,6 +6,8 @@
  *
  * usage: sockcheck HOST PORT
  *
+ * HOST is reached from the guest's address 10.0.2.15 (control messages).
+ *
  * Each line is "NAME ret=R errno=E [details]": the return value, the errno
  * name when the call failed, and what the call produced (flags, lengths,
  * readiness, whether the data was right). Nothing in a line depends on
@@ -15,6 +17,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/net_tstamp.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -346,6 +349,287 @@ static void descriptors(void)
 	CASE("send-closed-1600", send(1600, out, 10, 0), "%s", "");
 }
 
+/* ---- control messages ----------------------------------------------------- */
+
+#ifndef SO_TIMESTAMP_NEW
+#define SO_TIMESTAMP_NEW	63
+#define SO_TIMESTAMPNS_NEW	64
+#endif
+#ifndef SO_RXQ_OVFL
+#define SO_RXQ_OVFL		40
+#endif
+
+static int64_t ns_of(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+/* A receive time (ns, CLOCK_REALTIME) between the send and the receive. */
+static int ts_between(int64_t t, const struct timespec *a, const struct timespec *b)
+{
+	return t >= ns_of(a) - 20000000 && t <= ns_of(b) + 20000000;
+}
+
+/*
+ * Everything a receive produced in its control buffer, with what the
+ * values mean rather than the values where they depend on time.
+ */
+static void describe(const char *name, long r, int err, struct msghdr *m, int lport,
+		     const struct timespec *a, const struct timespec *b)
+{
+	char d[512], ip1[16], ip2[16];
+	struct cmsghdr *cm;
+	int off;
+
+	off = snprintf(d, sizeof(d), "flags=0x%x clen=%lu", m->msg_flags,
+		       (unsigned long)m->msg_controllen);
+	for (cm = m->msg_controllen ? CMSG_FIRSTHDR(m) : NULL; cm && off < 400;
+	     cm = CMSG_NXTHDR(m, cm)) {
+		unsigned char *p = CMSG_DATA(cm);
+		size_t l = cm->cmsg_len;
+
+		off += snprintf(d + off, sizeof(d) - off, " [%d:%d:%lu", cm->cmsg_level,
+				cm->cmsg_type, (unsigned long)l);
+		if (cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_PKTINFO &&
+		    l == CMSG_LEN(sizeof(struct in_pktinfo))) {
+			struct in_pktinfo pi;
+
+			memcpy(&pi, p, sizeof(pi));
+			inet_ntop(AF_INET, &pi.ipi_spec_dst, ip1, sizeof(ip1));
+			inet_ntop(AF_INET, &pi.ipi_addr, ip2, sizeof(ip2));
+			off += snprintf(d + off, sizeof(d) - off, " if=%d spec=%s addr=%s",
+					pi.ipi_ifindex, ip1, ip2);
+		} else if (cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_ORIGDSTADDR &&
+			   l == CMSG_LEN(sizeof(struct sockaddr_in))) {
+			struct sockaddr_in sa;
+
+			memcpy(&sa, p, sizeof(sa));
+			inet_ntop(AF_INET, &sa.sin_addr, ip1, sizeof(ip1));
+			off += snprintf(d + off, sizeof(d) - off, " family=%d %s port_is_local=%d",
+					sa.sin_family, ip1, ntohs(sa.sin_port) == lport);
+		} else if (cm->cmsg_level == SOL_IP &&
+			   (cm->cmsg_type == IP_TOS || cm->cmsg_type == IP_TTL) &&
+			   l >= CMSG_LEN(1)) {
+			int v = cm->cmsg_type == IP_TOS ? p[0] : *(int *)p;
+
+			off += snprintf(d + off, sizeof(d) - off, " value=%d", v);
+		} else if (cm->cmsg_level == SOL_SOCKET &&
+			   (cm->cmsg_type == SO_TIMESTAMP || cm->cmsg_type == SO_TIMESTAMP_NEW) &&
+			   l == CMSG_LEN(16)) {
+			int64_t v[2];
+
+			memcpy(v, p, sizeof(v));
+			off += snprintf(d + off, sizeof(d) - off, " usec_ok=%d",
+					v[1] >= 0 && v[1] < 1000000 &&
+					ts_between(v[0] * 1000000000 + v[1] * 1000, a, b));
+		} else if (cm->cmsg_level == SOL_SOCKET &&
+			   (cm->cmsg_type == SO_TIMESTAMPNS ||
+			    cm->cmsg_type == SO_TIMESTAMPNS_NEW) && l == CMSG_LEN(16)) {
+			int64_t v[2];
+
+			memcpy(v, p, sizeof(v));
+			off += snprintf(d + off, sizeof(d) - off, " nsec_ok=%d",
+					v[1] >= 0 && v[1] < 1000000000 &&
+					ts_between(v[0] * 1000000000 + v[1], a, b));
+		} else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_TIMESTAMPING &&
+			   l == CMSG_LEN(3 * sizeof(struct timespec))) {
+			struct timespec t[3];
+
+			memcpy(t, p, sizeof(t));
+			off += snprintf(d + off, sizeof(d) - off, " sw_ok=%d sys=%d",
+					ts_between(ns_of(&t[0]), a, b), ns_of(&t[1]) != 0);
+		} else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
+			   l == CMSG_LEN(4)) {
+			uint32_t v;
+
+			memcpy(&v, p, 4);
+			off += snprintf(d + off, sizeof(d) - off, " drops=%u", v);
+		}
+		off += snprintf(d + off, sizeof(d) - off, "]");
+	}
+	report(name, r, err, "%s", d);
+}
+
+/*
+ * One echo through a socket bound to the wildcard address, received with
+ * recvmsg into a control buffer of clen bytes (-1: none), flags rflags.
+ */
+static long cm_echo(const char *name, int fd, int len, int seed, long clen, int rflags)
+{
+	union {
+		struct cmsghdr align;
+		char b[512];
+	} ctl;
+	struct sockaddr_in from, self;
+	socklen_t sl = sizeof(self);
+	struct timespec a, b;
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr m = {
+		.msg_name = &from, .msg_namelen = sizeof(from),
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = clen >= 0 ? ctl.b : NULL,
+		.msg_controllen = clen >= 0 ? clen : 0,
+	};
+	long r;
+
+	getsockname(fd, (struct sockaddr *)&self, &sl);
+	fill(out, len, seed);
+	clock_gettime(CLOCK_REALTIME, &a);
+	sendto(fd, out, len, 0, (struct sockaddr *)&peer, sizeof(peer));
+	readable(fd, 3000);
+	errno = 0;
+	r = recvmsg(fd, &m, rflags);
+	clock_gettime(CLOCK_REALTIME, &b);
+	if (r == len && memcmp(buf, out, len))
+		r = -2;		/* wrong data: shows as a difference */
+	describe(name, r, errno, &m, ntohs(self.sin_port), &a, &b);
+	return r;
+}
+
+static int wild_socket(void)
+{
+	struct sockaddr_in any = { .sin_family = AF_INET };
+	int fd = udp_socket();
+
+	if (bind(fd, (struct sockaddr *)&any, sizeof(any)) < 0)
+		perror("bind");
+	return fd;
+}
+
+static int opt(int fd, int level, int name, int v)
+{
+	return setsockopt(fd, level, name, &v, sizeof(v));
+}
+
+/* A datagram sent with IP_PKTINFO naming a source: ifindex, address. */
+static long send_pktinfo(int fd, int ifindex, struct in_addr src, int len, int seed)
+{
+	union {
+		struct cmsghdr align;
+		char b[CMSG_SPACE(sizeof(struct in_pktinfo))];
+	} ctl;
+	struct iovec iov = { .iov_base = out, .iov_len = len };
+	struct msghdr m = {
+		.msg_name = &peer, .msg_namelen = sizeof(peer),
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.b, .msg_controllen = sizeof(ctl.b),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+	struct in_pktinfo pi = { .ipi_ifindex = ifindex, .ipi_spec_dst = src };
+
+	cm->cmsg_level = SOL_IP;
+	cm->cmsg_type = IP_PKTINFO;
+	cm->cmsg_len = CMSG_LEN(sizeof(pi));
+	memcpy(CMSG_DATA(cm), &pi, sizeof(pi));
+	fill(out, len, seed);
+	return sendmsg(fd, &m, 0);
+}
+
+static void control_messages(void)
+{
+	struct sockaddr_in6 any6 = { .sin6_family = AF_INET6 }, to6, from6;
+	struct in_addr local;
+	socklen_t fl;
+	long r;
+	int fd;
+
+	printf("== control\n");
+	/* wildcard servers: where a query came to (dnsmasq, chrony, tftpd) */
+	fd = wild_socket();
+	CASE("cm-pktinfo-on", opt(fd, SOL_IP, IP_PKTINFO, 1), "%s", "");
+	cm_echo("cm-pktinfo", fd, 40, 11, 512, 0);
+	cm_echo("cm-pktinfo-cloexec", fd, 41, 12, 512, MSG_CMSG_CLOEXEC);
+	cm_echo("cm-pktinfo-short", fd, 42, 13, CMSG_LEN(4), 0);
+	cm_echo("cm-pktinfo-hdronly", fd, 43, 14, sizeof(struct cmsghdr) - 1, 0);
+	cm_echo("cm-pktinfo-nobuf", fd, 44, 15, -1, 0);
+	CASE("cm-origdst-on", opt(fd, SOL_IP, IP_RECVORIGDSTADDR, 1), "%s", "");
+	cm_echo("cm-pktinfo-origdst", fd, 45, 16, 512, 0);
+	cm_echo("cm-pktinfo-origdst-short", fd, 46, 17,
+		CMSG_SPACE(sizeof(struct in_pktinfo)) + 20, 0);
+	CASE("cm-pktinfo-off", opt(fd, SOL_IP, IP_PKTINFO, 0), "%s", "");
+	cm_echo("cm-origdst", fd, 47, 18, 512, 0);
+	/* answering from the address the query came to, as a server does */
+	inet_pton(AF_INET, "10.0.2.15", &local);
+	r = send_pktinfo(fd, 0, local, 48, 19);
+	report("cm-send-pktinfo", r, errno, "%s", "");
+	r = recv(fd, buf, sizeof(buf), 0);
+	report("cm-send-pktinfo-echo", r, errno, "same=%d", r == 48 && !memcmp(buf, out, 48));
+	r = send_pktinfo(fd, 0, (struct in_addr){ 0 }, 49, 20);
+	report("cm-send-pktinfo-any", r, errno, "%s", "");
+	r = recv(fd, buf, sizeof(buf), 0);
+	report("cm-send-pktinfo-any-echo", r, errno, "same=%d",
+	       r == 49 && !memcmp(buf, out, 49));
+	errno = 0;
+	r = send_pktinfo(fd, 9999, (struct in_addr){ 0 }, 50, 21);
+	report("cm-send-pktinfo-badif", r, errno, "%s", "");
+	close(fd);
+
+	/* receive timestamps: the forms of SO_TIMESTAMP* and SO_TIMESTAMPING */
+	fd = wild_socket();
+	CASE("cm-timestamp-on", opt(fd, SOL_SOCKET, SO_TIMESTAMP, 1), "%s", "");
+	cm_echo("cm-timestamp", fd, 60, 31, 512, 0);
+	CASE("cm-timestampns-on", opt(fd, SOL_SOCKET, SO_TIMESTAMPNS, 1), "%s", "");
+	cm_echo("cm-timestampns", fd, 61, 32, 512, 0);
+	CASE("cm-timestamp-new-on", opt(fd, SOL_SOCKET, SO_TIMESTAMP_NEW, 1), "%s", "");
+	cm_echo("cm-timestamp-new", fd, 62, 33, 512, 0);
+	CASE("cm-timestamping-sw-on", opt(fd, SOL_SOCKET, SO_TIMESTAMPING,
+					  SOF_TIMESTAMPING_SOFTWARE |
+					  SOF_TIMESTAMPING_RX_SOFTWARE |
+					  SOF_TIMESTAMPING_OPT_CMSG), "%s", "");
+	cm_echo("cm-timestamp-new-and-sw", fd, 63, 34, 512, 0);
+	CASE("cm-timestamp-off", opt(fd, SOL_SOCKET, SO_TIMESTAMP, 0), "%s", "");
+	cm_echo("cm-timestamping-sw", fd, 64, 35, 512, 0);
+	CASE("cm-pktinfo-on-2", opt(fd, SOL_IP, IP_PKTINFO, 1), "%s", "");
+	cm_echo("cm-timestamping-sw-pktinfo", fd, 65, 36, 512, 0);
+	CASE("cm-recverr-on", opt(fd, SOL_IP, IP_RECVERR, 1), "%s", "");
+	cm_echo("cm-recverr", fd, 66, 37, 512, 0);
+	CASE("cm-recverr-errqueue", recv(fd, buf, 100, MSG_ERRQUEUE | MSG_DONTWAIT), "%s", "");
+	close(fd);
+
+	/*
+	 * What the RX record does not carry: such a socket is served by the
+	 * kernel, so the answers are the kernel's (the header's TOS and TTL,
+	 * the drop count).
+	 */
+	fd = wild_socket();
+	CASE("cm-recvtos-on", opt(fd, SOL_IP, IP_RECVTOS, 1), "%s", "");
+	cm_echo("cm-recvtos", fd, 70, 41, 512, 0);
+	CASE("cm-recvttl-on", opt(fd, SOL_IP, IP_RECVTTL, 1), "%s", "");
+	cm_echo("cm-recvtos-recvttl", fd, 71, 42, 512, 0);
+	close(fd);
+	fd = wild_socket();
+	cm_echo("cm-before-rxq-ovfl", fd, 72, 43, 512, 0);
+	CASE("cm-rxq-ovfl-on", opt(fd, SOL_SOCKET, SO_RXQ_OVFL, 1), "%s", "");
+	cm_echo("cm-rxq-ovfl", fd, 73, 44, 512, 0);
+	close(fd);
+	fd = wild_socket();
+	CASE("cm-tos-on", opt(fd, SOL_IP, IP_TOS, 0x10), "%s", "");
+	cm_echo("cm-tos", fd, 74, 45, 512, 0);
+	close(fd);
+
+	/* a dual-stack IPv6 socket: IPv4 peers as v4-mapped addresses */
+	fd = socket(AF_INET6, SOCK_DGRAM, 0);
+	report("v6-socket", fd >= 0 ? 0 : -1, errno, "%s", "");
+	CASE("v6-v6only-off", opt(fd, IPPROTO_IPV6, IPV6_V6ONLY, 0), "%s", "");
+	CASE("v6-bind", bind(fd, (struct sockaddr *)&any6, sizeof(any6)), "%s", "");
+	memset(&to6, 0, sizeof(to6));
+	to6.sin6_family = AF_INET6;
+	to6.sin6_port = peer.sin_port;
+	to6.sin6_addr.s6_addr[10] = 0xff;
+	to6.sin6_addr.s6_addr[11] = 0xff;
+	memcpy(&to6.sin6_addr.s6_addr[12], &peer.sin_addr, 4);
+	fill(out, 80, 51);
+	CASE("v6-sendto-mapped", sendto(fd, out, 80, 0, (struct sockaddr *)&to6, sizeof(to6)),
+	     "%s", "");
+	readable(fd, 3000);
+	fl = sizeof(from6);
+	r = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from6, &fl);
+	report("v6-recvfrom-mapped", r, errno, "fromlen=%u from_peer=%d same=%d", fl,
+	       !memcmp(&from6.sin6_addr, &to6.sin6_addr, 16) &&
+	       from6.sin6_port == to6.sin6_port, r == 80 && !memcmp(buf, out, 80));
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -547,6 +831,7 @@ int main(int argc, char **argv)
 	CASE("close-again", close(fd), "%s", "");
 	close(ep);
 	descriptors();
+	control_messages();
 	printf("done\n");
 	return 0;
 }

@@ -5,7 +5,7 @@
  * path): the binary does not know libaccio.
  *
  * usage: udp_echo [-p PORT] [-n COUNT] [-m poll|select|epoll|block]
- *                 [-w WORKERS] [-t THREADS [-f]] [-d US]
+ *                 [-w WORKERS] [-t THREADS [-f]] [-d US] [-P]
  *
  * Echoes every datagram to its sender; exits after COUNT datagrams (0:
  * never). -m picks how it waits for data. -w forks WORKERS processes that
@@ -15,7 +15,9 @@
  * with -f, once half of COUNT is echoed the main thread forks a child that
  * exits at once, while the threads sleep in recvfrom. -d adds US
  * microseconds of busy work before each echo (a slower server: the hart
- * stays busy, timed on the time CSR). Prints "echoed=N".
+ * stays busy, timed on the time CSR). -P: a prefork server - the parent
+ * binds, a forked child serves the inherited socket, the parent waits
+ * (prints "child_exit=S"). Prints "echoed=N".
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -96,21 +98,29 @@ static int wait_readable(int fd, int ep, enum mode m)
 	}
 }
 
-static int serve(int port, long count, enum mode m)
+static int bound_socket(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("udp_echo: socket/bind");
+		return -1;
+	}
+	return fd;
+}
+
+/* Echo COUNT datagrams (0: forever) on fd, a socket bound to port. */
+static int serve_fd(int fd, int port, long count, enum mode m)
 {
 	static char buf[65536];
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct sockaddr_in sa;
 	struct epoll_event ev = { .events = EPOLLIN };
 	socklen_t sl;
 	long n = 0;
 	ssize_t len;
-	int fd, ep = -1;
+	int ep = -1;
 
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		perror("udp_echo: socket/bind");
-		return 1;
-	}
 	if (m == EPOLL) {
 		ep = epoll_create1(0);
 		ev.data.fd = fd;
@@ -228,13 +238,44 @@ static int serve_threads(int port, long count, int threads, int fork_half)
 	return tfail;
 }
 
+static int serve(int port, long count, enum mode m)
+{
+	int fd = bound_socket(port);
+
+	return fd < 0 ? 1 : serve_fd(fd, port, count, m);
+}
+
+/*
+ * -P: a prefork server. The parent binds, forks one child that serves
+ * COUNT datagrams on the inherited socket, and only waits for it.
+ */
+static int serve_prefork(int port, long count, enum mode m)
+{
+	int fd = bound_socket(port), st;
+	pid_t pid;
+
+	if (fd < 0)
+		return 1;
+	pid = fork();
+	if (pid < 0) {
+		perror("udp_echo: fork");
+		return 1;
+	}
+	if (pid == 0)
+		exit(serve_fd(fd, port, count, m));
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
+		return 1;
+	printf("child_exit=%d\n", WEXITSTATUS(st));
+	return WEXITSTATUS(st);
+}
+
 int main(int argc, char **argv)
 {
-	int port = 7777, workers = 0, threads = 0, fork_half = 0, opt, i, st, rc = 0;
+	int port = 7777, workers = 0, threads = 0, fork_half = 0, prefork = 0, opt, i, st, rc = 0;
 	enum mode m = BLOCK;
 	long count = 0;
 
-	while ((opt = getopt(argc, argv, "p:n:m:w:t:fd:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:n:m:w:t:fd:P")) != -1) {
 		switch (opt) {
 		case 'p': port = atoi(optarg); break;
 		case 'n': count = atol(optarg); break;
@@ -242,6 +283,7 @@ int main(int argc, char **argv)
 		case 't': threads = atoi(optarg); break;
 		case 'f': fork_half = 1; break;
 		case 'd': work_us = atol(optarg); break;
+		case 'P': prefork = 1; break;
 		case 'm':
 			m = !strcmp(optarg, "poll") ? POLL :
 			    !strcmp(optarg, "select") ? SELECT :
@@ -250,12 +292,14 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: udp_echo [-p PORT] [-n COUNT] "
 				"[-m poll|select|epoll|block] [-w WORKERS] [-t THREADS [-f]] "
-				"[-d US]\n");
+				"[-d US] [-P]\n");
 			return 2;
 		}
 	}
 	if (threads)
 		return serve_threads(port, count, threads, fork_half);
+	if (prefork)
+		return serve_prefork(port, count, m);
 	if (!workers)
 		return serve(port, count, m);
 	for (i = 0; i < workers; i++)

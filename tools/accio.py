@@ -131,6 +131,9 @@ def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
     # (console loglevel 3) before the script's output starts.
     append = "console=ttyS0 "
     append += "accio.ip=10.0.2.15/24 accio.gw=10.0.2.2 " + cmdline_extra
+    # IPv6 sockets exist (dual-stack servers open them) but no interface
+    # has an IPv6 address: nothing but IPv4 goes on the wire
+    append += " ipv6.disable_ipv6=1"
     cmd = [a["qemu"], "-M", "virt", "-smp", str(smp), "-m", mem,
            "-bios", a["bios"], "-kernel", a["kernel"], "-initrd", initrd or a["initrd"],
            "-append", append.strip(), "-no-reboot"]

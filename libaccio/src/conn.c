@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <net/if.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -78,6 +79,40 @@ static uint8_t *map_ring(int rowfd, uint64_t off, uint32_t size)
 	return base;
 }
 
+/*
+ * The interface index of the local address ip (network order), as
+ * IP_PKTINFO reports it; 0 if no interface has it.
+ */
+static int ifindex_of(int fd, uint32_t ip)
+{
+	struct ifreq ifr[16];
+	struct ifconf ifc = { .ifc_len = sizeof(ifr), .ifc_req = ifr };
+	int i, n;
+
+	if (syscall(SYS_ioctl, fd, SIOCGIFCONF, &ifc) < 0)
+		return 0;
+	n = ifc.ifc_len / sizeof(ifr[0]);
+	for (i = 0; i < n; i++) {
+		struct sockaddr_in *sa = (struct sockaddr_in *)&ifr[i].ifr_addr;
+
+		if (sa->sin_family == AF_INET && sa->sin_addr.s_addr == ip &&
+		    syscall(SYS_ioctl, fd, SIOCGIFINDEX, &ifr[i]) == 0)
+			return ifr[i].ifr_ifindex;
+	}
+	return 0;
+}
+
+/*
+ * Ring sizes: ACCIO_RING_BYTES where set, else the socket's buffer where
+ * the program set one (SO_RCVBUF, SO_SNDBUF), else the kernel's default.
+ */
+static uint32_t ring_bytes(int buf)
+{
+	if (accio_ring_bytes)
+		return accio_ring_bytes;
+	return buf ? ring_size_for(buf) : 0;
+}
+
 /* Hand a bound UDP socket to the uncore. Table lock held. */
 int conn_create(struct sock *s)
 {
@@ -87,8 +122,8 @@ int conn_create(struct sock *s)
 
 	memset(&a, 0, sizeof(a));
 	a.version = ACCIO_UAPI_VERSION;
-	a.rx_bytes = accio_ring_bytes;
-	a.tx_bytes = accio_ring_bytes;
+	a.rx_bytes = ring_bytes(s->rcvbuf);
+	a.tx_bytes = ring_bytes(s->sndbuf);
 	if (syscall(SYS_ioctl, s->fd, SIOCACCIO, &a) < 0)
 		return -1;
 	c = calloc(1, sizeof(*c));
@@ -104,6 +139,9 @@ int conn_create(struct sock *s)
 	c->row = a.row;
 	c->rip = a.remote_ip;
 	c->rport = a.remote_port;
+	c->lip = a.local_ip;
+	c->lport = a.local_port;
+	c->ifindex = ifindex_of(s->fd, a.local_ip);
 	c->st = &c->own_st;
 	c->slot = -1;
 	fd_mark_rowfd(a.fd, 1);
@@ -121,8 +159,13 @@ int conn_create(struct sock *s)
 	c->tx_wptr = c->regs[ACCIO_ROW_TX_WPTR / 8];
 	c->tx_rptr_seen = c->regs[ACCIO_ROW_TX_RPTR / 8];
 	c->win_next = c->regs[ACCIO_ROW_MMIO_TX_NEXT / 8];
-	/* datagrams that reached the socket before the row existed */
+	/*
+	 * Datagrams that reached the socket before the row existed (or that
+	 * an earlier row handed back) are older than any in the ring: they
+	 * are read first.
+	 */
 	c->kernel_pending = 1;
+	c->backlog = 1;
 	stats_attach(c, s->fd);
 	__atomic_store_n(&s->conn, c, __ATOMIC_RELEASE);
 	epoll_migrate(s, c->rowfd);
@@ -154,9 +197,28 @@ int ensure_bound(int fd, uint16_t *lport)
 	return 0;
 }
 
+/* Why the kernel gave no row (conn_create's errno), for the statistics. */
+static int kpath_of_errno(int e)
+{
+	switch (e) {
+	case EALREADY:
+		return ACCIO_KPATH_SHARED;	/* another process's row */
+	case ENOSPC:
+		return ACCIO_KPATH_NOROW;
+	case EADDRNOTAVAIL:
+		return ACCIO_KPATH_NOTNIC;
+	default:
+		return ACCIO_KPATH_REFUSED;
+	}
+}
+
+#define SHARED_RETRY_US 100000
+
 /*
  * Policy-driven acceleration, tried once per socket. may_bind: a send may
- * bind an unbound socket (the kernel would too); a receive may not.
+ * bind an unbound socket (the kernel would too); a receive may not. A
+ * socket open at a fork gets a row only for a receive (fdtable.c); one
+ * whose row another process holds tries again at most every 100 ms.
  */
 void maybe_accelerate(int fd, int may_bind)
 {
@@ -166,14 +228,21 @@ void maybe_accelerate(int fd, int may_bind)
 	struct sock *s = fd_sock_classify(fd);
 	int saved = errno;
 
-	if (!s || s->tried || s->conn)
+	if (!s || s->conn)
 		return;
+	if (s->kpath == ACCIO_KPATH_SHARED) {
+		if (may_bind || now_us() < s->retry_at)
+			return;
+	} else if (s->tried || (s->forked && may_bind)) {
+		return;
+	}
 	if (!may_bind && (syscall(SYS_getsockname, fd, &sa, &sl) < 0 || !sa.sin_port)) {
 		errno = saved;
 		return;
 	}
 	pthread_mutex_lock(&accio_table_lock);
-	if (s->tried || s->conn || fd_sock(fd) != s) {
+	if (s->conn || fd_sock(fd) != s ||
+	    (s->tried && s->kpath != ACCIO_KPATH_SHARED)) {
 		pthread_mutex_unlock(&accio_table_lock);
 		errno = saved;
 		return;
@@ -182,8 +251,17 @@ void maybe_accelerate(int fd, int may_bind)
 	sl = sizeof(sa);
 	if (syscall(SYS_getpeername, fd, &sa, &sl) == 0)
 		rport = ntohs(sa.sin_port);
-	if (ensure_bound(fd, &lport) == 0 && policy_wants(lport, rport))
-		conn_create(s);
+	if (ensure_bound(fd, &lport) == 0 && policy_wants(lport, rport) &&
+	    sock_may_accelerate(s)) {
+		if (conn_create(s) == 0) {
+			stats_detach_kernel(s);
+			s->kpath = 0;
+		} else {
+			s->kpath = kpath_of_errno(errno);
+			s->retry_at = now_us() + SHARED_RETRY_US;
+			stats_attach_kernel(s);
+		}
+	}
 	pthread_mutex_unlock(&accio_table_lock);
 	errno = saved;
 }
@@ -326,6 +404,21 @@ uint64_t spin_clock_us(void)
 	}
 #endif
 	return now_us();
+}
+
+/* The time CSR in ns: the clock of the NIC's and the uncore's timestamps. */
+uint64_t hw_clock_ns(void)
+{
+#if defined(__riscv)
+	uint64_t t;
+
+	spin_clock_us();	/* learns the frequency */
+	if (tb_khz > 1) {
+		__asm__ volatile("rdtime %0" : "=r"(t));
+		return t / tb_khz * 1000000ull + t % tb_khz * 1000000ull / tb_khz;
+	}
+#endif
+	return 0;
 }
 
 /* The deadline (in now_us() time) of a blocking call, 0 for none. */
@@ -525,23 +618,161 @@ static ssize_t kernel_recv(struct conn *c, struct rx_args *a, int flags)
 	return n;
 }
 
-/* inline: part of conn_recv()'s leaf path */
+/* ---- receive control messages ---------------------------------------- */
+
+#ifndef SO_TIMESTAMP_OLD
+#define SO_TIMESTAMP_OLD	29
+#define SO_TIMESTAMPNS_OLD	35
+#define SO_TIMESTAMPING_OLD	37
+#endif
+#ifndef SO_TIMESTAMP_NEW
+#define SO_TIMESTAMP_NEW	63
+#define SO_TIMESTAMPNS_NEW	64
+#define SO_TIMESTAMPING_NEW	65
+#endif
+#ifndef IP_ORIGDSTADDR
+#define IP_ORIGDSTADDR		20
+#endif
+
+/* The control buffer being filled, as the kernel's put_cmsg() does it. */
+struct cmsg_out {
+	struct msghdr *msg;
+	uint8_t *p;
+	size_t left;
+};
+
+static void cm_put(struct cmsg_out *o, int level, int type, const void *data, size_t len)
+{
+	struct cmsghdr h;
+	size_t cmlen = CMSG_LEN(len), space = CMSG_SPACE(len);
+
+	if (!o->p || o->left < sizeof(h)) {
+		o->msg->msg_flags |= MSG_CTRUNC;
+		return;
+	}
+	if (o->left < cmlen) {
+		o->msg->msg_flags |= MSG_CTRUNC;
+		cmlen = o->left;
+	}
+	memset(&h, 0, sizeof(h));
+	h.cmsg_len = cmlen;
+	h.cmsg_level = level;
+	h.cmsg_type = type;
+	memcpy(o->p, &h, sizeof(h));
+	memcpy(o->p + CMSG_LEN(0), data, cmlen - CMSG_LEN(0));
+	if (space > o->left)
+		space = o->left;
+	o->p += space;
+	o->left -= space;
+}
+
+/*
+ * The NIC's receive time hw (ns, the uncore's clock: the time CSR's) on
+ * CLOCK_REALTIME: now on that clock less how long ago hw was.
+ */
+static struct timespec hw_to_realtime(uint64_t hw)
+{
+	struct timespec rt;
+	uint64_t now, ago = 0, ns;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	now = hw_clock_ns();
+	if (now > hw)
+		ago = now - hw;
+	ns = (uint64_t)rt.tv_sec * 1000000000ull + rt.tv_nsec;
+	ns = ago < ns ? ns - ago : 0;
+	rt.tv_sec = ns / 1000000000ull;
+	rt.tv_nsec = ns % 1000000000ull;
+	return rt;
+}
+
+/*
+ * The control messages of a datagram from the ring, in Linux's order
+ * (udp_recvmsg: the socket's timestamps, then the IP level's): the form
+ * and the truncation (MSG_CTRUNC) of the kernel's. hw: the record's
+ * receive time.
+ */
+static __attribute__((noinline)) void put_cmsgs(struct conn *c, struct msghdr *msg,
+						uint64_t hw)
+{
+	struct sock *s = c->sock;
+	struct cmsg_out o = { .msg = msg, .p = msg->msg_control,
+			      .left = msg->msg_control ? msg->msg_controllen : 0 };
+	int rxcm = s->rxcm, tsf = s->tstamp, isnew = rxcm & RXCM_TSNEW, empty = 1;
+	int sw = (rxcm & (RXCM_TS | RXCM_TSNS)) || (tsf & SOF_TIMESTAMPING_RX_SOFTWARE);
+	struct timespec rt = { 0, 0 }, ts[3];
+	int64_t t[2];
+
+	if (sw)
+		rt = hw_to_realtime(hw);
+	if (rxcm & (RXCM_TS | RXCM_TSNS)) {
+		t[0] = rt.tv_sec;
+		t[1] = rxcm & RXCM_TSNS ? rt.tv_nsec : rt.tv_nsec / 1000;
+		cm_put(&o, SOL_SOCKET,
+		       rxcm & RXCM_TSNS ? (isnew ? SO_TIMESTAMPNS_NEW : SO_TIMESTAMPNS_OLD) :
+					  (isnew ? SO_TIMESTAMP_NEW : SO_TIMESTAMP_OLD),
+		       t, sizeof(t));
+	}
+	memset(ts, 0, sizeof(ts));
+	if (sw && (tsf & SOF_TIMESTAMPING_SOFTWARE)) {
+		ts[0] = rt;
+		empty = 0;
+	}
+	if (tsf & SOF_TIMESTAMPING_RX_HARDWARE) {
+		ts[2].tv_sec = hw / 1000000000ull;
+		ts[2].tv_nsec = hw % 1000000000ull;
+		empty = 0;
+	}
+	if (!empty)
+		cm_put(&o, SOL_SOCKET, isnew ? SO_TIMESTAMPING_NEW : SO_TIMESTAMPING_OLD,
+		       ts, sizeof(ts));
+	if (rxcm & RXCM_PKTINFO) {
+		/* a row receives only datagrams to its address, on its NIC */
+		struct in_pktinfo pi = {
+			.ipi_ifindex = c->ifindex,
+			.ipi_spec_dst.s_addr = c->lip,
+			.ipi_addr.s_addr = c->lip,
+		};
+
+		cm_put(&o, SOL_IP, IP_PKTINFO, &pi, sizeof(pi));
+	}
+	if (rxcm & RXCM_ORIGDST) {
+		struct sockaddr_in sa = {
+			.sin_family = AF_INET,
+			.sin_port = c->lport,
+			.sin_addr.s_addr = c->lip,
+		};
+
+		cm_put(&o, SOL_IP, IP_ORIGDSTADDR, &sa, sizeof(sa));
+	}
+	msg->msg_controllen = o.p ? (size_t)(o.p - (uint8_t *)msg->msg_control) : 0;
+}
+
+/*
+ * inline: part of conn_recv()'s leaf path. The common case with control
+ * data - a hardware receive timestamp into a buffer large enough - is
+ * written in place; everything else is put_cmsgs()'s.
+ */
 static inline __attribute__((always_inline)) void
 put_tstamp(struct conn *c, struct msghdr *msg, uint64_t hw)
 {
 	struct cmsghdr *cm;
 	struct timespec ts[3], *t;
+	int tsf = c->sock->tstamp;
 
-	if (!msg || !msg->msg_control)
+	if (c->sock->rxcm || (tsf & (SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE)) ||
+	    ((tsf & SOF_TIMESTAMPING_RX_HARDWARE) &&
+	     (!msg->msg_control || msg->msg_controllen < CMSG_SPACE(sizeof(ts))))) {
+		put_cmsgs(c, msg, hw);
 		return;
-	if (!(c->sock->tstamp & SOF_TIMESTAMPING_RX_HARDWARE) ||
-	    msg->msg_controllen < CMSG_SPACE(sizeof(ts))) {
+	}
+	if (!(tsf & SOF_TIMESTAMPING_RX_HARDWARE)) {
 		msg->msg_controllen = 0;
 		return;
 	}
 	cm = CMSG_FIRSTHDR(msg);
 	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SO_TIMESTAMPING;
+	cm->cmsg_type = c->sock->rxcm & RXCM_TSNEW ? SO_TIMESTAMPING_NEW : SO_TIMESTAMPING_OLD;
 	cm->cmsg_len = CMSG_LEN(sizeof(ts));
 	/*
 	 * Control buffers are aligned for struct cmsghdr, as POSIX requires:
@@ -663,7 +894,7 @@ static ssize_t ring_recv(struct conn *c, struct rx_args *a)
 		*a->fromlen = sizeof(sa);
 	}
 	if (a->msg) {
-		a->msg->msg_flags = done < len ? MSG_TRUNC : 0;
+		a->msg->msg_flags = (done < len ? MSG_TRUNC : 0) | (a->flags & MSG_CMSG_CLOEXEC);
 		put_tstamp(c, a->msg, ts);
 	}
 	if (!(a->flags & MSG_PEEK)) {
@@ -750,6 +981,13 @@ static __attribute__((noinline)) ssize_t recv_general(struct conn *c, struct rx_
 			c->rx_rptr += c->zc_rx;
 			c->regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
 			c->zc_rx = 0;
+		}
+		if (c->backlog) {
+			/* what came before the row, in order, before the ring */
+			n = kernel_recv(c, a, a->flags | MSG_DONTWAIT);
+			if (n >= 0 || errno != EAGAIN)
+				goto out;
+			c->backlog = 0;
 		}
 		if (!rx_empty(c))
 			break;
@@ -860,7 +1098,7 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 	    !__atomic_compare_exchange_n(&c->rx_lock.v, &free, 1, 0,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return recv_general(c, a, 0);
-	if (c->dead || c->zc_rx)
+	if (c->dead || c->zc_rx || c->backlog)
 		return recv_unlock_general(c, a);
 	/* under the lock: another thread may have taken a datagram meanwhile */
 	rptr = c->rx_rptr;
@@ -948,7 +1186,7 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 		*a->fromlen = sizeof(*sa);
 	}
 	if (msg) {
-		msg->msg_flags = n < len ? MSG_TRUNC : 0;
+		msg->msg_flags = (n < len ? MSG_TRUNC : 0) | (a->flags & MSG_CMSG_CLOEXEC);
 		put_tstamp(c, msg, ts);
 	}
 	if (!(a->flags & MSG_PEEK)) {
@@ -1088,6 +1326,39 @@ static ssize_t kernel_send(struct conn *c, int fd, const struct msghdr *m, int f
 	return n;
 }
 
+/*
+ * Control messages a datagram may carry on the ring: only IP_PKTINFO that
+ * names the row's own source - address 0 or the row's, interface 0 or the
+ * row's (what a server that answers from the address a query came to
+ * passes). Anything else, and malformed ones (the kernel's errors), go
+ * to the kernel.
+ */
+static int tx_cmsgs_ok(struct conn *c, const struct msghdr *m)
+{
+	const uint8_t *p = m->msg_control, *end = p + m->msg_controllen;
+	struct cmsghdr h;
+	struct in_pktinfo pi;
+
+	if (m->msg_controllen && !p)
+		return 0;
+	while ((size_t)(end - p) >= sizeof(h)) {
+		memcpy(&h, p, sizeof(h));
+		if (h.cmsg_len < sizeof(h) || h.cmsg_len > (size_t)(end - p))
+			return 0;
+		if (h.cmsg_level != SOL_IP || h.cmsg_type != IP_PKTINFO ||
+		    h.cmsg_len != CMSG_LEN(sizeof(pi)))
+			return 0;
+		memcpy(&pi, p + CMSG_LEN(0), sizeof(pi));
+		if ((pi.ipi_ifindex && pi.ipi_ifindex != c->ifindex) ||
+		    (pi.ipi_spec_dst.s_addr && pi.ipi_spec_dst.s_addr != c->lip))
+			return 0;
+		if (CMSG_ALIGN(h.cmsg_len) >= (size_t)(end - p))
+			break;
+		p += CMSG_ALIGN(h.cmsg_len);
+	}
+	return 1;
+}
+
 ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 {
 	const struct sockaddr_in *to = m->msg_name;
@@ -1099,8 +1370,8 @@ ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 
 	for (i = 0; i < (int)m->msg_iovlen; i++)
 		len += m->msg_iov[i].iov_len;
-	if (flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL) || m->msg_controllen ||
-	    len > ACCIO_MAX_PAYLOAD)
+	if (flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL) ||
+	    (m->msg_controllen && !tx_cmsgs_ok(c, m)) || len > ACCIO_MAX_PAYLOAD)
 		return kernel_send(c, fd, m, flags);
 	if (bad_iov(m->msg_iov, m->msg_iovlen)) {
 		errno = EFAULT;

@@ -9,14 +9,24 @@
  * Descriptors the library did not see created (inherited across exec,
  * created by a raw system call) are learnt on first use with getsockopt.
  *
- * fork: a socket must have one reader of its row. By default (ACCIO_FORK
- * unset or "release") every UDP socket that exists at fork() leaves the
- * fast path in the parent before the fork - its row is released and the
- * kernel hands datagrams still in the RX ring back to the socket - and both
- * processes use it through the kernel from then on. ACCIO_FORK=keep, and
- * sockets the program accelerated itself (accio_accelerate), keep the
- * parent's row; the child then reaches such a socket only through the
- * kernel, which sees no datagram while the parent owns the row.
+ * fork: a row has one reader, the process that owns it. By default
+ * (ACCIO_FORK unset or "reader") every UDP socket that exists at fork()
+ * leaves its row in the parent before the fork - the row is released and
+ * the kernel hands datagrams still in the RX ring back to the socket - and
+ * the first process that then receives on it (recv*, read, epoll_ctl) takes
+ * a new row: the child of a prefork server that serves while its parent
+ * waits, or the parent that keeps serving while its child does something
+ * else. Sending does not take the row, so a process that only sends never
+ * starves one that receives. The other processes reach the socket through
+ * the kernel, which gives them what the engine does not take (nothing
+ * while the row exists), and try for the row again at most every 100 ms
+ * while they receive: when its owner exits or closes the socket, the next
+ * receiver takes it over. `accio stat` shows them as "shared".
+ * ACCIO_FORK=release: both processes use the socket through the kernel
+ * from then on. ACCIO_FORK=keep, and sockets the program accelerated itself
+ * (accio_accelerate), keep the parent's row; the child then reaches such a
+ * socket only through the kernel, which sees no datagram while the parent
+ * owns the row.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -66,6 +76,7 @@ static struct sock *sock_new(int fd, int nonblock)
 		s->refs = 1;
 		s->fd = fd;
 		s->nonblock = nonblock;
+		s->slot = -1;
 	}
 	return s;
 }
@@ -92,10 +103,13 @@ static void sock_unref(struct sock *s, int fd)
 			s->fd = other_fd(s, fd);
 			if (s->conn)
 				stats_attach(s->conn, s->fd);
+			else if (s->slot >= 0)
+				stats_attach_kernel(s);
 		}
 		return;
 	}
 	conn_release(s, 1);
+	sock_kernel_done(s);
 	free(s);
 }
 
@@ -122,7 +136,22 @@ void fd_forget(int fd)
 	pthread_mutex_unlock(&accio_table_lock);
 }
 
-void fd_new_socket(int fd, int udp, int nonblock)
+/*
+ * A UDP socket the library keeps an entry for: IPv4 ones may get a row;
+ * IPv6 ones (dual-stack or not) stay on the kernel path, counted.
+ */
+static struct sock *udp_sock_new(int fd, int family, int nonblock)
+{
+	struct sock *s = sock_new(fd, nonblock);
+
+	if (s && family == AF_INET6) {
+		s->kpath = ACCIO_KPATH_IPV6;
+		s->tried = 1;
+	}
+	return s;
+}
+
+void fd_new_socket(int fd, int family, int udp, int nonblock)
 {
 	struct fdent *e;
 
@@ -132,7 +161,7 @@ void fd_new_socket(int fd, int udp, int nonblock)
 	if (e) {
 		e->kind = udp ? FD_UDP : FD_OTHER;
 		if (udp)
-			__atomic_store_n(&e->sock, sock_new(fd, nonblock),
+			__atomic_store_n(&e->sock, udp_sock_new(fd, family, nonblock),
 					 __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&accio_table_lock);
@@ -157,7 +186,8 @@ struct sock *fd_sock_learn(int fd)
 		l = sizeof(int);
 		syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
 	}
-	udp = dom == AF_INET && type == SOCK_DGRAM && proto == IPPROTO_UDP;
+	udp = (dom == AF_INET || dom == AF_INET6) && type == SOCK_DGRAM &&
+	      proto == IPPROTO_UDP;
 	fl = udp ? syscall(SYS_fcntl, fd, F_GETFL) : 0;
 	errno = saved;
 	pthread_mutex_lock(&accio_table_lock);
@@ -166,7 +196,7 @@ struct sock *fd_sock_learn(int fd)
 		e->kind = udp ? FD_UDP : FD_OTHER;
 		if (udp)
 			__atomic_store_n(&e->sock,
-					 sock_new(fd, fl > 0 && (fl & O_NONBLOCK)),
+					 udp_sock_new(fd, dom, fl > 0 && (fl & O_NONBLOCK)),
 					 __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&accio_table_lock);
@@ -243,38 +273,76 @@ void fd_foreach_sock(void (*fn)(struct sock *))
 	}
 }
 
+/*
+ * After a fork, in both processes: a socket that was open at the fork may
+ * take a row again only by receiving (ACCIO_FORK=reader), or never
+ * (release).
+ */
+static void fork_mark(struct sock *s)
+{
+	if (s->kpath == ACCIO_KPATH_IPV6 || s->kpath >= ACCIO_KPATH_FIRST_OPTION)
+		return;		/* on the kernel path for its own reasons */
+	s->forked = 1;
+	if (accio_fork_mode == FORK_RELEASE) {
+		s->kpath = ACCIO_KPATH_FORK;
+		s->tried = 1;
+	} else {
+		s->kpath = 0;
+		s->tried = 0;
+	}
+}
+
 static void fork_release(struct sock *s)
 {
-	if (s->explicit_accel)
-		return;		/* the program's own choice: it keeps its row */
+	if (s->explicit_accel || accio_fork_mode == FORK_KEEP)
+		return;		/* the parent keeps its row */
 	conn_release(s, 0);
-	s->shared = 1;
-	s->tried = 1;
+	fork_mark(s);
 }
 
 void fd_fork_prepare(void)
 {
 	lib_init();
 	pthread_mutex_lock(&accio_table_lock);
-	if (!accio_fork_keep)
-		fd_foreach_sock(fork_release);
+	fd_foreach_sock(fork_release);
+}
+
+/* The parent's sockets without a row: their statistics slots as they were. */
+static void fork_parent_stats(struct sock *s)
+{
+	if (!s->conn && s->kpath)
+		stats_attach_kernel(s);
+	else if (!s->conn)
+		stats_detach_kernel(s);
 }
 
 void fd_fork_parent(void)
 {
+	fd_foreach_sock(fork_parent_stats);
 	pthread_mutex_unlock(&accio_table_lock);
 }
 
-/* The child has neither the row mappings (never inherited) nor the rows. */
+/*
+ * The child has neither the row mappings (never inherited) nor the rows,
+ * nor the parent's statistics file: a socket the parent kept its row for
+ * (keep) is the parent's, the others are the child's to take.
+ */
 static void fork_forget_conn(struct sock *s)
 {
 	struct conn *c = s->conn;
 
-	s->shared = 1;
-	s->tried = 1;
-	if (!c)
+	s->slot = -1;
+	memset(&s->kst, 0, sizeof(s->kst));
+	if (!c) {
+		if (!s->forked)
+			fork_mark(s);
 		return;
+	}
 	s->conn = NULL;
+	s->forked = 1;
+	s->kpath = ACCIO_KPATH_SHARED;
+	s->tried = 1;
+	s->retry_at = 0;
 	free(c->bounce);
 	free(c);
 }
@@ -284,6 +352,7 @@ void fd_fork_child(void)
 	struct fdent *c;
 	int i, j;
 
+	stats_forget_after_fork();
 	fd_foreach_sock(fork_forget_conn);
 	/* inherited row fds are ordinary descriptors of the child */
 	for (i = 0; i < FD_NCHUNKS; i++) {
@@ -292,7 +361,6 @@ void fd_fork_child(void)
 			if (c[j].kind == FD_ROW)
 				c[j].kind = FD_UNKNOWN;
 	}
-	stats_forget_after_fork();
 	pthread_mutex_init(&accio_table_lock, NULL);
 }
 

@@ -10,6 +10,8 @@
  *                and transmit paths, transmit timestamps
  *   readiness.c  poll, select and epoll over rows and kernel descriptors
  *   zerocopy.c   the zero-copy API of accio.h
+ *   sockopt.c    socket options: those a row reproduces, and those that
+ *                keep a socket on the kernel path
  *   policy.c     what to accelerate (environment), statistics and the
  *                per-process statistics file read by `accio stat`
  */
@@ -25,6 +27,7 @@
 #include <sys/uio.h>
 
 #include "accio.h"
+#include "statfile.h"
 
 #define NDEST		16
 #define PAD8(x)		(((x) + 7u) & ~7u)
@@ -83,8 +86,12 @@ struct conn {
 	uint64_t tx_rptr_seen;	/* TX_RPTR when last read: the engine is at least there */
 	uint32_t rip;		/* connected peer, network order; 0: none */
 	uint16_t rport;
+	uint32_t lip;		/* the row's local address, network order */
+	uint16_t lport;		/* its port, network order */
 	uint32_t row;
+	int ifindex;		/* the interface of lip, 0: unknown */
 	int kernel_pending;	/* the kernel socket may hold datagrams */
+	int backlog;		/* those came before the row: read them first */
 	uint8_t *zc_tx;		/* outstanding zero-copy TX buffer */
 	uint32_t zc_len;	/* its size */
 	uint32_t zc_rx;		/* bytes of the held zero-copy RX record */
@@ -111,12 +118,30 @@ struct sock {
 	int fd;			/* one of them, for system calls */
 	struct conn *conn;	/* accelerated: atomic, NULL otherwise */
 	int tried;		/* acceleration attempted */
-	int shared;		/* shared with a forked process: kernel only */
+	int forked;		/* open at a fork: a row only for a receiving process */
 	int explicit_accel;	/* accelerated by accio_accelerate(): kept at fork */
 	int nonblock;		/* O_NONBLOCK as the app set it */
 	int rcvtimeo, sndtimeo;	/* SO_RCVTIMEO/SO_SNDTIMEO in ms, 0: none */
 	int tstamp;		/* SO_TIMESTAMPING flags */
+	int rxcm;		/* RXCM_*: control messages asked for on receive */
+	int rcvbuf, sndbuf;	/* SO_RCVBUF/SO_SNDBUF set by the program: ring sizes */
+	int kpath;		/* ACCIO_KPATH_*: kept on the kernel path, and why */
+	uint64_t retry_at;	/* ACCIO_KPATH_SHARED: next try for a row (us) */
+	int slot;		/* statistics file slot while on the kernel path, -1 */
+	struct accio_stats kst;	/* its counters while on the kernel path */
 };
+
+/* Control messages a receive through the ring reproduces (struct sock.rxcm) */
+#define RXCM_PKTINFO	0x01	/* IP_PKTINFO */
+#define RXCM_ORIGDST	0x02	/* IP_RECVORIGDSTADDR */
+#define RXCM_TS		0x04	/* SO_TIMESTAMP: struct timeval */
+#define RXCM_TSNS	0x08	/* SO_TIMESTAMPNS: struct timespec */
+#define RXCM_TSNEW	0x10	/* the _NEW forms of the timestamp messages */
+
+/* ---- sockopt.c ---- */
+HIDDEN void sock_setopt(struct sock *s, int level, int name);
+HIDDEN int sock_may_accelerate(struct sock *s);	/* table lock held */
+HIDDEN uint32_t ring_size_for(int bytes);
 
 enum { FD_UNKNOWN, FD_OTHER, FD_UDP };
 
@@ -166,7 +191,7 @@ static inline struct sock *fd_sock_classify(int fd)
 		return NULL;
 	return fd_sock_learn(fd);
 }
-HIDDEN void fd_new_socket(int fd, int udp, int nonblock);
+HIDDEN void fd_new_socket(int fd, int family, int udp, int nonblock);
 HIDDEN void fd_forget(int fd);			/* closed (table lock held) */
 HIDDEN void fd_dup(int oldfd, int newfd);	/* newfd now refers to oldfd's file */
 HIDDEN void fd_close_range(unsigned int first, unsigned int last);
@@ -238,6 +263,7 @@ static inline void ring_write_hdr(uint8_t *ring, uint32_t size, uint64_t ptr,
 HIDDEN void rmb_io(void);
 HIDDEN uint64_t now_us(void);
 HIDDEN uint64_t spin_clock_us(void);	/* the time CSR in us where known */
+HIDDEN uint64_t hw_clock_ns(void);	/* the time CSR in ns, 0: unknown */
 
 /*
  * A busy-wait is waiting, not work: eval/breakdown.py's instruction counter
@@ -282,12 +308,18 @@ HIDDEN void epoll_forget(int fd);
 /* ---- policy.c ---- */
 HIDDEN void lib_init(void);
 HIDDEN int policy_wants(uint16_t lport, uint16_t rport);
-HIDDEN extern int accio_spin_us, accio_mmio_max, accio_fork_keep, accio_print_stats;
+HIDDEN extern int accio_spin_us, accio_mmio_max, accio_fork_mode, accio_print_stats;
+enum { FORK_READER, FORK_RELEASE, FORK_KEEP };	/* ACCIO_FORK */
 HIDDEN extern int accio_spin_auto;	/* ACCIO_SPIN_US=auto[:MAX]: MAX, else 0 */
 #define ACCIO_SPIN_AUTO_MAX 50		/* us: Linux's busy-poll default too */
 HIDDEN extern unsigned int accio_ring_bytes;
 HIDDEN void stats_attach(struct conn *c, int fd);
 HIDDEN void stats_detach(struct conn *c);
 HIDDEN void stats_forget_after_fork(void);
+HIDDEN void stats_attach_kernel(struct sock *s);	/* table lock held */
+HIDDEN void stats_detach_kernel(struct sock *s);	/* table lock held */
+HIDDEN ssize_t kernel_io(int fd, int tx, ssize_t n);	/* count a kernel-path call */
+HIDDEN ssize_t kernel_io_n(int fd, int tx, ssize_t n);	/* ... of n datagrams */
+HIDDEN void sock_kernel_done(struct sock *s);		/* closed or exiting */
 
 #endif /* ACCIO_INTERNAL_H */

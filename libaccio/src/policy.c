@@ -18,7 +18,7 @@
 #include "internal.h"
 #include "statfile.h"
 
-int accio_spin_us, accio_mmio_max, accio_fork_keep, accio_print_stats;
+int accio_spin_us, accio_mmio_max, accio_fork_mode, accio_print_stats;
 int accio_spin_auto;
 unsigned int accio_ring_bytes;
 
@@ -99,9 +99,14 @@ static void init(void)
 	s = getenv("ACCIO_STATS");
 	accio_print_stats = s && *s == '1';
 	s = getenv("ACCIO_FORK");
-	accio_fork_keep = s && !strcmp(s, "keep");
-	if (s && strcmp(s, "keep") && strcmp(s, "release"))
-		fprintf(stderr, "libaccio: ACCIO_FORK is release or keep; using release\n");
+	accio_fork_mode = !s || !*s || !strcmp(s, "reader") ? FORK_READER :
+			  !strcmp(s, "keep") ? FORK_KEEP :
+			  !strcmp(s, "release") ? FORK_RELEASE : -1;
+	if (accio_fork_mode < 0) {
+		fprintf(stderr, "libaccio: ACCIO_FORK is reader, release or keep; "
+			"using reader\n");
+		accio_fork_mode = FORK_READER;
+	}
 }
 
 void lib_init(void)
@@ -189,9 +194,109 @@ void stats_attach(struct conn *c, int fd)
 		f->slot[i].st = *c->st;
 		f->slot[i].st.row = c->row;
 		f->slot[i].rowfd = c->rowfd;
+		f->slot[i].kpath = ACCIO_KPATH_ROW;
 		c->st = &f->slot[i].st;
 	}
 	__atomic_store_n(&f->slot[c->slot].fd, fd, __ATOMIC_RELEASE);
+}
+
+/*
+ * A socket on the kernel path for a reason (s->kpath) has a slot too, so
+ * that `accio stat` shows it with the reason and its datagrams. Table lock
+ * held.
+ */
+void stats_attach_kernel(struct sock *s)
+{
+	struct accio_statfile *f = statfile_open();
+	int i;
+
+	if (!f || !s->kpath)
+		return;
+	if (s->slot < 0) {
+		for (i = 0; i < ACCIO_STATFILE_SLOTS; i++)
+			if (f->slot[i].fd < 0)
+				break;
+		if (i == ACCIO_STATFILE_SLOTS) {
+			f->overflow++;
+			return;
+		}
+		s->slot = i;
+		memset(&f->slot[i].st, 0, sizeof(f->slot[i].st));
+		f->slot[i].st.rx_kernel = s->kst.rx_kernel;
+		f->slot[i].st.tx_kernel = s->kst.tx_kernel;
+		f->slot[i].rowfd = 0;
+	}
+	f->slot[s->slot].kpath = s->kpath;
+	__atomic_store_n(&f->slot[s->slot].fd, s->fd, __ATOMIC_RELEASE);
+}
+
+void stats_detach_kernel(struct sock *s)
+{
+	if (s->slot < 0 || !statfile)
+		return;
+	s->kst = statfile->slot[s->slot].st;
+	__atomic_store_n(&statfile->slot[s->slot].fd, -1, __ATOMIC_RELEASE);
+	s->slot = -1;
+}
+
+/* A socket on the kernel path is closed, or the process exits. */
+void sock_kernel_done(struct sock *s)
+{
+	static const char *const names[] = ACCIO_KPATH_NAMES;
+	struct accio_stats st = s->kst;
+	char line[160];
+	int len;
+
+	if (!s->kpath || s->conn)
+		return;
+	if (s->slot >= 0 && statfile)
+		st = statfile->slot[s->slot].st;
+	if (accio_print_stats && s->kpath > 0 && s->kpath < ACCIO_KPATH_N) {
+		len = snprintf(line, sizeof(line),
+			       "accio: kernel-path fd=%d reason=%s rx_kernel=%llu tx_kernel=%llu\n",
+			       s->fd, names[s->kpath], (unsigned long long)st.rx_kernel,
+			       (unsigned long long)st.tx_kernel);
+		if (len > 0)
+			syscall(SYS_write, 2, line, (size_t)len);
+	}
+	stats_detach_kernel(s);
+}
+
+/* k datagrams of fd went through the kernel: count them. */
+static void count_kernel(int fd, int tx, ssize_t k)
+{
+	struct sock *s = fd_sock(fd);
+	struct accio_stats *st;
+	int saved = errno;
+
+	if (k <= 0 || !s || !s->kpath || sock_conn(s))
+		return;
+	if (s->slot < 0) {
+		pthread_mutex_lock(&accio_table_lock);
+		if (s->slot < 0 && fd_sock(fd) == s)
+			stats_attach_kernel(s);
+		pthread_mutex_unlock(&accio_table_lock);
+	}
+	st = s->slot >= 0 && statfile ? &statfile->slot[s->slot].st : &s->kst;
+	if (tx)
+		st->tx_kernel += k;
+	else
+		st->rx_kernel += k;
+	errno = saved;
+}
+
+/* A datagram call of fd went to the kernel (n: its result). */
+ssize_t kernel_io(int fd, int tx, ssize_t n)
+{
+	count_kernel(fd, tx, n >= 0);
+	return n;
+}
+
+/* A batched call of fd went to the kernel (n: datagrams or -1). */
+ssize_t kernel_io_n(int fd, int tx, ssize_t n)
+{
+	count_kernel(fd, tx, n);
+	return n;
 }
 
 void stats_detach(struct conn *c)
@@ -218,6 +323,7 @@ void stats_forget_after_fork(void)
 static void release_at_exit(struct sock *s)
 {
 	conn_release(s, 1);
+	sock_kernel_done(s);
 }
 
 static void at_exit(void)

@@ -37,7 +37,7 @@ static inline __attribute__((always_inline)) struct conn *conn_use(int fd, int m
 
 	if (!s)
 		return NULL;
-	if (!s->tried && !s->conn)
+	if ((!s->tried || s->kpath == ACCIO_KPATH_SHARED) && !s->conn)
 		maybe_accelerate(fd, may_bind);
 	return sock_conn(s);
 }
@@ -65,7 +65,7 @@ int socket(int domain, int type, int protocol)
 	int fd = syscall(SYS_socket, domain, type, protocol);
 
 	if (fd >= 0)
-		fd_new_socket(fd, domain == AF_INET &&
+		fd_new_socket(fd, domain, (domain == AF_INET || domain == AF_INET6) &&
 				  (type & 0xf) == SOCK_DGRAM &&
 				  (protocol == 0 || protocol == IPPROTO_UDP),
 			      !!(type & SOCK_NONBLOCK));
@@ -90,7 +90,7 @@ int connect(int fd, const struct sockaddr *sa, socklen_t len)
 		/* the row holds the old 5-tuple: rebuild it */
 		pthread_mutex_lock(&accio_table_lock);
 		conn_release(s, 0);
-		s->tried = s->shared;
+		s->tried = s->kpath != 0;
 		pthread_mutex_unlock(&accio_table_lock);
 	}
 	r = syscall(SYS_connect, fd, sa, len);
@@ -106,7 +106,7 @@ ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
 	struct conn *c = conn_use(fd, 1);
 
 	if (!c)
-		return syscall(SYS_sendmsg, fd, m, flags);
+		return kernel_io(fd, 1, syscall(SYS_sendmsg, fd, m, flags));
 	return conn_sendmsg(c, fd, m, flags);
 }
 
@@ -117,7 +117,7 @@ sendto_slow(int fd, const void *buf, size_t len, int flags,
 	struct conn *c = conn_use(fd, 1);
 
 	if (!c)
-		return syscall(SYS_sendto, fd, buf, len, flags, to, tolen);
+		return kernel_io(fd, 1, syscall(SYS_sendto, fd, buf, len, flags, to, tolen));
 	return conn_send(c, fd, buf, len, flags, to, tolen);
 }
 
@@ -141,7 +141,7 @@ static __attribute__((noinline)) ssize_t write_slow(int fd, const void *buf, siz
 	struct conn *c = conn_use(fd, 1);
 
 	if (!c)
-		return syscall(SYS_write, fd, buf, len);
+		return kernel_io(fd, 1, syscall(SYS_write, fd, buf, len));
 	return conn_send(c, fd, buf, len, 0, NULL, 0);
 }
 
@@ -176,8 +176,10 @@ static __attribute__((noinline)) ssize_t recvmsg_slow(int fd, struct msghdr *m, 
 	struct conn *c = conn_use(fd, 0);
 	struct rx_args a;
 
+	if (!c && (flags & MSG_ERRQUEUE))
+		return syscall(SYS_recvmsg, fd, m, flags);	/* not a datagram */
 	if (!c)
-		return syscall(SYS_recvmsg, fd, m, flags);
+		return kernel_io(fd, 0, syscall(SYS_recvmsg, fd, m, flags));
 	if (flags & MSG_ERRQUEUE)
 		return errqueue_recv(c, fd, m, flags);
 	rx_args_of_msg(&a, fd, m, flags);
@@ -208,7 +210,7 @@ ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
 	};
 
 	if (!c && !(c = conn_use_slow(fd)))
-		return syscall(SYS_recvfrom, fd, buf, len, flags, from, fromlen);
+		return kernel_io(fd, 0, syscall(SYS_recvfrom, fd, buf, len, flags, from, fromlen));
 	return conn_recv(c, &a);
 }
 
@@ -224,7 +226,7 @@ ssize_t read(int fd, void *buf, size_t len)
 	struct rx_args a = { .fd = fd, .iov = &iov, .iovcnt = 1 };
 
 	if (!c && !(c = conn_use_slow(fd)))
-		return syscall(SYS_read, fd, buf, len);
+		return kernel_io(fd, 0, syscall(SYS_read, fd, buf, len));
 	return conn_recv(c, &a);
 }
 
@@ -234,13 +236,15 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 	const struct timeval *tv = val;
 	struct sock *s;
 
-	if (r < 0 || level != SOL_SOCKET)
+	if (r < 0 || (level != SOL_SOCKET && level != SOL_IP))
 		return r;
 	s = fd_sock_classify(fd);
 	if (!s)
 		return r;
-	if (name == SO_TIMESTAMPING && len >= sizeof(int))
-		s->tstamp = *(const int *)val;
+	if (s->kpath != ACCIO_KPATH_IPV6)
+		sock_setopt(s, level, name);
+	if (level != SOL_SOCKET)
+		return r;
 	/* the kernel accepted it, so the value is well formed */
 	if ((name == SO_RCVTIMEO || name == SO_SNDTIMEO) && len >= sizeof(*tv)) {
 		long long ms = tv->tv_sec * 1000LL + (tv->tv_usec + 999) / 1000;
@@ -403,7 +407,7 @@ ssize_t readv(int fd, const struct iovec *iov, int n)
 	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = n };
 
 	if (!conn_use(fd, 0))
-		return syscall(SYS_readv, fd, iov, n);
+		return kernel_io(fd, 0, syscall(SYS_readv, fd, iov, n));
 	return recvmsg(fd, &m, 0);
 }
 
@@ -412,7 +416,7 @@ ssize_t writev(int fd, const struct iovec *iov, int n)
 	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = n };
 
 	if (!conn_use(fd, 1))
-		return syscall(SYS_writev, fd, iov, n);
+		return kernel_io(fd, 1, syscall(SYS_writev, fd, iov, n));
 	return sendmsg(fd, &m, 0);
 }
 
@@ -438,7 +442,7 @@ int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, MMSG_FLAGS flags,
 	ssize_t r;
 
 	if (!conn_use(fd, 0))
-		return syscall(SYS_recvmmsg, fd, v, n, flags, tmo);
+		return kernel_io_n(fd, 0, syscall(SYS_recvmmsg, fd, v, n, flags, tmo));
 	if (tmo)
 		deadline = now_us() + tmo->tv_sec * 1000000ull + tmo->tv_nsec / 1000;
 	for (i = 0; i < n; i++) {
@@ -460,7 +464,7 @@ int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, MMSG_FLAGS flags)
 	ssize_t r;
 
 	if (!conn_use(fd, 1))
-		return syscall(SYS_sendmmsg, fd, v, n, flags);
+		return kernel_io_n(fd, 1, syscall(SYS_sendmmsg, fd, v, n, flags));
 	for (i = 0; i < n; i++) {
 		r = sendmsg(fd, &v[i].msg_hdr, (int)flags);
 		if (r < 0)

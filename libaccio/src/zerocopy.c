@@ -131,6 +131,16 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 		c->zc_rx = 0;
 	}
 	c->bounce_held = 0;
+	if (c->backlog) {
+		/* what came before the row first, as recv() does */
+		ssize_t n = zc_kernel(c, buf, src, hw_time_ns);
+
+		if (n >= 0 || errno != EAGAIN) {
+			rlock_release(&c->rx_lock);
+			return n;
+		}
+		c->backlog = 0;
+	}
 	while (rx_empty(c)) {
 		if (c->kernel_pending || c->sock->nonblock) {
 			/* the kernel socket's datagrams: from a private buffer */

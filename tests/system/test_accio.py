@@ -213,8 +213,16 @@ def sockcheck_runs(text):
     for name, body in run_blocks(text).items():
         runs[name] = "\n".join(l for l in body.splitlines() if not l.startswith("accio:"))
         first, _, desc = body.partition("== descriptors\n")
-        stats[name] = (accio_stats(first), accio_stats(desc))
+        desc, _, control = desc.partition("== control\n")
+        stats[name] = (accio_stats(first), accio_stats(desc), accio_stats(control),
+                       kernel_path_stats(control))
     return runs, stats
+
+
+def kernel_path_stats(text):
+    """libaccio's lines (ACCIO_STATS=1) for sockets it kept on the kernel path."""
+    return [dict(re.findall(r"(\w+)=(\S+)", line))
+            for line in re.findall(r"^accio: kernel-path (.*)$", text, re.M)]
 
 
 GLIBC_PRELOAD = "LD_PRELOAD=/usr/lib/riscv64-linux-gnu/libaccio.so ACCIO_STATS=1"
@@ -272,8 +280,41 @@ def test_posix_calls_return_what_linux_returns():
     for name in names:
         diff = [(a, b) for a, b in zip(linux.splitlines(), runs[name].splitlines()) if a != b]
         assert not diff and linux == runs[name], (name, diff[:5])
+    # control messages: what Linux gives a wildcard server, on Linux itself
+    for line in ("cm-pktinfo ret=40 errno=- flags=0x0 clen=32 [0:8:28 if=2 spec=10.0.2.15 "
+                 "addr=10.0.2.15]",
+                 "cm-pktinfo-cloexec ret=41 errno=- flags=0x40000000 clen=32",
+                 "cm-pktinfo-short ret=42 errno=- flags=0x8 clen=20 [0:8:20]",
+                 "cm-pktinfo-nobuf ret=44 errno=- flags=0x8 clen=0",
+                 "cm-pktinfo-origdst ret=45 errno=- flags=0x0 clen=64 [0:8:28 if=2 "
+                 "spec=10.0.2.15 addr=10.0.2.15] [0:20:32 family=2 10.0.2.15 port_is_local=1]",
+                 "cm-send-pktinfo-echo ret=48 errno=- same=1",
+                 "cm-timestamp ret=60 errno=- flags=0x0 clen=32 [1:29:32 usec_ok=1]",
+                 "cm-timestampns ret=61 errno=- flags=0x0 clen=32 [1:35:32 nsec_ok=1]",
+                 "cm-timestamp-new ret=62 errno=- flags=0x0 clen=32 [1:63:32 usec_ok=1]",
+                 "cm-timestamping-sw ret=64 errno=- flags=0x0 clen=64 [1:37:64 sw_ok=1 sys=0]",
+                 "cm-recvtos ret=70 errno=- flags=0x0 clen=24 [0:1:17 value=0]",
+                 "cm-rxq-ovfl ret=73 errno=- flags=0x0 clen=0",
+                 "v6-recvfrom-mapped ret=80 errno=- fromlen=28 from_peer=1 same=1"):
+        assert line in linux, line
     for name in names:
-        first, desc = stats[name]
+        first, desc, control, kernel_path = stats[name]
+        # The wildcard sockets' control messages came from the ring: every
+        # echo of the IP_PKTINFO and the timestamp sockets went through it
+        # (an IP_PKTINFO that names the row's own source stays there).
+        assert len(control) >= 5, (name, control)
+        assert any(c["rx_ring"] == 10 and c["tx_ring"] + c["tx_mmio"] == 10 and
+                   c["rx_kernel"] == 0 and c["tx_kernel"] == 0 for c in control), control
+        assert any(c["rx_ring"] == 7 and c["tx_ring"] + c["tx_mmio"] == 7 and
+                   c["rx_kernel"] == 0 for c in control), control
+        # What the RX record does not carry went to the kernel, visibly.
+        reasons = {k["reason"]: k for k in kernel_path}
+        assert set(reasons) == {"ip_recvtos", "so_rxq_ovfl", "ip_header", "ipv6"}, kernel_path
+        assert reasons["ip_recvtos"]["rx_kernel"] == "2", kernel_path
+        assert reasons["so_rxq_ovfl"]["rx_kernel"] == "1", kernel_path
+        assert reasons["ipv6"]["rx_kernel"] == "1" and reasons["ipv6"]["tx_kernel"] == "1"
+    for name in names:
+        first, desc = stats[name][:2]
         # Both sockets of the first part were accelerated; the connected one
         # moved its datagrams through the row, only the 2000-byte one took
         # the kernel.
@@ -301,8 +342,8 @@ def test_socket_handed_to_an_exec_child_loses_no_datagram():
     must receive all 50, then keeps exchanging. On Linux sockets, with the
     preload (the parent leaves the fast path at fork and the kernel hands
     the ring's datagrams back to the socket; the exec'd child accelerates
-    the inherited socket again), and with ACCIO_FORK=keep (the parent keeps
-    its row until it closes the socket)."""
+    the inherited socket again, reading what came back first), and with
+    ACCIO_FORK=keep (the parent keeps its row until it closes the socket)."""
     with accio.HostEcho() as echo:
         hv = f"udp_handover 10.0.2.2 {echo.port} 100"
         r = accio.run(f"echo @@run linux@@; accio-timeout 60 {hv};"
@@ -367,13 +408,14 @@ def test_accio_stat_shows_each_accelerated_socket():
     assert rx + kern >= n and row["RX_RING"] == row["RX_PKTS"] and kern <= 5, row
     assert int(row["TX_RING"]) == rx + kern and row["TX_PKTS"] == row["TX_RING"], row
     assert row["TX_KERNEL"] == "0" and row["RX_DROPS"] == "0"
-    assert "1 accelerated sockets in 1 processes" in table, table
+    assert row["PATH"] == "ring", row
+    assert "1 accelerated sockets, 0 on the kernel path, in 1 processes" in table, table
     one, _, hold = rest.partition("@@hold@@")
     assert "bad PID 'nope'" in one and "bad_rc=2" in one
     assert len([l for l in one.splitlines() if " udp_echo " in l]) == 1, one
     # a program whose library could not write its file: the row, no counters
     line = next(l for l in hold.splitlines() if " accio_selftest " in l).split()
-    assert line[2] == "-" and line[-6:] == ["-"] * 6, hold
+    assert line[2] == "-" and line[-7:-1] == ["-"] * 6 and line[-1] == "ring", hold
 
 
 class UdpClient(threading.Thread):
@@ -475,18 +517,23 @@ def test_threads_sharing_one_accelerated_socket():
         assert n <= echoed <= n + 3 and "threads_serving=" in r.output, r.output
         assert client.bad == 0 and client.got[hport] >= n, client.got
         st = accio_stats(r.output)
-        assert len(st) == 1, r.output
+        assert len(st) == 1 + fork, r.output
         s = st[0]
         # no datagram read twice from the ring by two threads: the engine
         # put each one there once
-        assert s["rx_ring"] <= s["rx_pkts"], s
+        assert all(x["rx_ring"] <= x["rx_pkts"] for x in st), st
         if not fork:
             assert s["rx_ring"] + s["rx_kernel"] == echoed and s["tx_ring"] == echoed, s
             assert s["tx_kernel"] == 0 and s["rx_ring"] >= n // 2, s
         else:
-            # the line is printed when the row is released at the fork
+            # the first line is printed when the row is released at the
+            # fork; the threads, still receiving, took a new row after it
+            # (ACCIO_FORK=reader), the second line is that row's at exit
             assert f"forked_at={n // 2}" in r.output, r.output
             assert n // 2 <= s["tx_ring"] < n and s["rx_ring"] >= n // 4, s
+            after = st[1]
+            assert after["rx_ring"] > 0 and after["tx_ring"] > 0, after
+            assert s["tx_ring"] + after["tx_ring"] + after["tx_kernel"] <= echoed, st
 
 
 def test_kill_9_still_sends_what_was_queued():

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Socket options: which of them a socket's row reproduces, and which keep
+ * (or send back) the socket on the kernel path.
+ *
+ * The options are read from the kernel itself (getsockopt), when a socket
+ * is about to get a row and after every setsockopt the kernel accepted, so
+ * options set before exec, by a raw system call or by another process that
+ * shares the socket count as well as the program's own.
+ *
+ * Reproduced on the ring, as Linux writes them:
+ *   IP_PKTINFO, IP_RECVORIGDSTADDR (a row receives only datagrams to its
+ *   local address, on the Accio NIC), SO_TIMESTAMP, SO_TIMESTAMPNS (old and
+ *   new forms; the time the datagram reached the NIC, on CLOCK_REALTIME),
+ *   SO_TIMESTAMPING with the receive flags (software and hardware) and the
+ *   hardware transmit flag, IP_RECVERR (errors stay in the kernel's queue),
+ *   SO_RCVBUF/SO_SNDBUF (the ring sizes).
+ * Not reproduced - the socket goes to the kernel path, counted in the
+ * statistics file with the reason:
+ *   IP_RECVTOS, IP_RECVTTL, IP_RECVOPTS, IP_RETOPTS, IP_RECVFRAGSIZE,
+ *   IP_CHECKSUM, IP_PASSSEC (the RX record has no such header fields),
+ *   SO_RXQ_OVFL (the ring's drop count is not known per datagram),
+ *   SO_TIMESTAMPING flags beyond those above, and IP_TOS, IP_TTL and
+ *   IP_MTU_DISCOVER values that make the kernel's IPv4 header differ from
+ *   the engine's (TOS 0, TTL 64, DF set).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/net_tstamp.h>
+#include <netinet/ip.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "statfile.h"
+
+#ifndef SO_TIMESTAMP_OLD
+#define SO_TIMESTAMP_OLD	29
+#define SO_TIMESTAMPNS_OLD	35
+#endif
+#ifndef SO_TIMESTAMP_NEW
+#define SO_TIMESTAMP_NEW	63
+#define SO_TIMESTAMPNS_NEW	64
+#define SO_TIMESTAMPING_NEW	65
+#endif
+#ifndef SO_RXQ_OVFL
+#define SO_RXQ_OVFL		40
+#endif
+#ifndef IP_RECVFRAGSIZE
+#define IP_RECVFRAGSIZE		25
+#endif
+#ifndef IP_CHECKSUM
+#define IP_CHECKSUM		23
+#endif
+#ifndef IP_PASSSEC
+#define IP_PASSSEC		18
+#endif
+#ifndef IP_RECVORIGDSTADDR
+#define IP_RECVORIGDSTADDR	20
+#endif
+
+/* SO_TIMESTAMPING flags the ring serves (the rest: kernel path) */
+#define TS_RING (SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_RX_SOFTWARE | \
+		 SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_RAW_HARDWARE | \
+		 SOF_TIMESTAMPING_SYS_HARDWARE | SOF_TIMESTAMPING_TX_HARDWARE | \
+		 SOF_TIMESTAMPING_OPT_TSONLY | SOF_TIMESTAMPING_OPT_CMSG)
+
+static int getopt_int(int fd, int level, int name)
+{
+	int v = 0;
+	socklen_t l = sizeof(v);
+
+	if (syscall(SYS_getsockopt, fd, level, name, &v, &l) < 0)
+		return 0;
+	return v;
+}
+
+/* Receive options the RX record cannot reproduce, and their reasons. */
+static const struct {
+	int level, name, why;
+} kernel_only[] = {
+	{ SOL_IP, IP_RECVTOS, ACCIO_KPATH_RECVTOS },
+	{ SOL_IP, IP_RECVTTL, ACCIO_KPATH_RECVTTL },
+	{ SOL_IP, IP_RECVOPTS, ACCIO_KPATH_RECVOPTS },
+	{ SOL_IP, IP_RETOPTS, ACCIO_KPATH_RECVOPTS },
+	{ SOL_IP, IP_RECVFRAGSIZE, ACCIO_KPATH_RECVOPTS },
+	{ SOL_IP, IP_CHECKSUM, ACCIO_KPATH_RECVOPTS },
+	{ SOL_IP, IP_PASSSEC, ACCIO_KPATH_RECVOPTS },
+	{ SOL_SOCKET, SO_RXQ_OVFL, ACCIO_KPATH_RXQ_OVFL },
+};
+
+/*
+ * Read the socket's options from the kernel into s (rxcm, tstamp) and
+ * return the reason it must stay on the kernel path, 0 when the ring
+ * reproduces all of them.
+ */
+static int sync_opts(struct sock *s)
+{
+	int fd = s->fd, rxcm = s->rxcm & RXCM_TSNEW, why = 0, v;
+	size_t i;
+
+	if (getopt_int(fd, SOL_IP, IP_PKTINFO))
+		rxcm |= RXCM_PKTINFO;
+	if (getopt_int(fd, SOL_IP, IP_RECVORIGDSTADDR))
+		rxcm |= RXCM_ORIGDST;
+	/* Linux reports each form only while it is the one in force */
+	if (getopt_int(fd, SOL_SOCKET, SO_TIMESTAMP_OLD))
+		rxcm = (rxcm & ~RXCM_TSNEW) | RXCM_TS;
+	else if (getopt_int(fd, SOL_SOCKET, SO_TIMESTAMPNS_OLD))
+		rxcm = (rxcm & ~RXCM_TSNEW) | RXCM_TSNS;
+	else if (getopt_int(fd, SOL_SOCKET, SO_TIMESTAMP_NEW))
+		rxcm |= RXCM_TS | RXCM_TSNEW;
+	else if (getopt_int(fd, SOL_SOCKET, SO_TIMESTAMPNS_NEW))
+		rxcm |= RXCM_TSNS | RXCM_TSNEW;
+	s->tstamp = getopt_int(fd, SOL_SOCKET, SO_TIMESTAMPING);
+	s->rxcm = rxcm;
+	for (i = 0; i < sizeof(kernel_only) / sizeof(kernel_only[0]) && !why; i++)
+		if (getopt_int(fd, kernel_only[i].level, kernel_only[i].name))
+			why = kernel_only[i].why;
+	if (!why && (s->tstamp & ~TS_RING))
+		why = ACCIO_KPATH_TSFLAGS;
+	if (!why) {
+		/* the engine's header: TOS 0, TTL 64, DF */
+		v = getopt_int(fd, SOL_IP, IP_MTU_DISCOVER);
+		if (getopt_int(fd, SOL_IP, IP_TOS) ||
+		    getopt_int(fd, SOL_IP, IP_TTL) != 64 ||
+		    (v != IP_PMTUDISC_WANT && v != IP_PMTUDISC_DO))
+			why = ACCIO_KPATH_TXHDR;
+	}
+	return why;
+}
+
+/* Where the kernel keeps the socket's buffer size, the ring's size */
+static int buf_size(int fd, int name)
+{
+	int v = getopt_int(fd, SOL_SOCKET, name);
+
+	return v > 0 ? v : 0;
+}
+
+/* Table lock held: may the socket (still) have a row? */
+static int sock_check(struct sock *s)
+{
+	int why = sync_opts(s);
+
+	if (why) {
+		if (s->conn)
+			conn_release(s, 0);	/* unread datagrams go back */
+		s->kpath = why;
+		s->tried = 1;
+		stats_attach_kernel(s);
+		return why;
+	}
+	if (s->kpath >= ACCIO_KPATH_FIRST_OPTION) {
+		/* the option that kept it away is gone: try again on next use */
+		s->kpath = 0;
+		s->tried = 0;
+		stats_detach_kernel(s);
+	}
+	return 0;
+}
+
+int sock_may_accelerate(struct sock *s)
+{
+	return sock_check(s) == 0;
+}
+
+/*
+ * After a setsockopt the kernel accepted (table lock not held). A socket
+ * whose ring is smaller than its new buffer gets a row of the new size;
+ * its unread datagrams come back through the kernel socket, in order.
+ */
+void sock_setopt(struct sock *s, int level, int name)
+{
+	struct conn *c;
+	int resize = 0;
+
+	if (level != SOL_SOCKET && level != SOL_IP)
+		return;
+	pthread_mutex_lock(&accio_table_lock);
+	if (level == SOL_SOCKET && (name == SO_RCVBUF || name == SO_RCVBUFFORCE))
+		s->rcvbuf = buf_size(s->fd, SO_RCVBUF);
+	if (level == SOL_SOCKET && (name == SO_SNDBUF || name == SO_SNDBUFFORCE))
+		s->sndbuf = buf_size(s->fd, SO_SNDBUF);
+	if (level == SOL_SOCKET) {
+		/* the last of these to be set decides the messages' form */
+		if (name == SO_TIMESTAMP_NEW || name == SO_TIMESTAMPNS_NEW ||
+		    name == SO_TIMESTAMPING_NEW)
+			s->rxcm |= RXCM_TSNEW;
+		else if (name == SO_TIMESTAMP_OLD || name == SO_TIMESTAMPNS_OLD ||
+			 name == SO_TIMESTAMPING)
+			s->rxcm &= ~RXCM_TSNEW;
+	}
+	if (s->kpath && s->kpath < ACCIO_KPATH_FIRST_OPTION) {
+		pthread_mutex_unlock(&accio_table_lock);
+		return;		/* no row for another reason */
+	}
+	sock_check(s);
+	c = s->conn;
+	if (c && ((s->rcvbuf && c->rx_bytes < ring_size_for(s->rcvbuf)) ||
+		  (s->sndbuf && c->tx_bytes < ring_size_for(s->sndbuf))))
+		resize = 1;
+	if (resize) {
+		conn_release(s, 0);
+		if (conn_create(s) < 0)
+			s->tried = 1;
+	}
+	pthread_mutex_unlock(&accio_table_lock);
+}
+
+/*
+ * The ring for a socket buffer of bytes: the power of two at least that
+ * large (Linux charges each datagram more than its record takes, so the
+ * ring holds at least as many), 4 KiB to 1 MiB.
+ */
+uint32_t ring_size_for(int bytes)
+{
+	uint32_t r = 4096;
+
+	while (r < (uint32_t)bytes && r < (1u << 20))
+		r <<= 1;
+	return r;
+}

@@ -1,0 +1,128 @@
+"""UDP servers, unmodified, accelerated on one SoC against clients
+accelerated on the other: Debian's servers in their default socket setup
+(a wildcard address with IP_PKTINFO, a dual-stack IPv6 socket beside it,
+a receive thread on epoll with recvmmsg), and the fork models of servers
+(prefork, a process per datagram on the listening socket)."""
+import re
+
+import pytest
+
+import accio
+from conftest import debian_unavailable
+
+TIMEOUT = 600
+MUSL = "LD_PRELOAD=/usr/lib/libaccio.so ACCIO_STATS=1"
+GLIBC = "LD_PRELOAD=/usr/lib/riscv64-linux-gnu/libaccio.so ACCIO_STATS=1"
+N_DNS = 40
+N_LOG = 40
+
+
+def stat_rows(text, command):
+    """`accio stat` lines of one command, as dicts by column."""
+    header = next(l for l in text.splitlines() if l.startswith("PID "))
+    cols = header.split()
+    return [dict(zip(cols, l.split())) for l in text.splitlines()
+            if len(l.split()) == len(cols) and l.split()[1] == command]
+
+
+def accio_stats(text):
+    return [dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", line))
+            for line in re.findall(r"^accio: (fd=.*)$", text, re.M)]
+
+
+def wait_for(cond, seconds):
+    """Shell: poll until cond holds, at most seconds."""
+    return f"for i in $(seq {seconds * 5}); do {cond} && break; sleep 0.2; done;"
+
+
+@pytest.mark.skipif(debian_unavailable() is not None, reason=str(debian_unavailable()))
+def test_debian_servers_in_their_default_setup_accelerated():
+    """dnsmasq (DNS: wildcard socket, IP_PKTINFO on receive and send, poll,
+    an IPv6 socket too) answers dig, and rsyslogd (syslog: imudp's thread
+    on epoll, edge-triggered, with recvmmsg) logs what logger sends; both
+    servers and both clients preloaded. Every answer is checked, every
+    message is in the log, and the servers' rows carried their traffic:
+    the dual-stack IPv6 sockets are on the kernel path, visibly."""
+    hosts = " ".join(f"10.1.{i}.{i} h{i}.test" for i in range(1, N_DNS + 1))
+    server = (
+        f"echo {hosts} | xargs -n 2 > /tmp/hosts;"
+        "printf 'module(load=\"imudp\")\\ninput(type=\"imudp\" port=\"514\")\\n"
+        "*.* /tmp/syslog.out\\n' > /tmp/rsyslog.conf;"
+        f"{GLIBC} dnsmasq -d -C /dev/null -u root --no-resolv --no-hosts "
+        "--addn-hosts=/tmp/hosts > /tmp/dnsmasq.log 2>&1 &"
+        f"{GLIBC} rsyslogd -n -f /tmp/rsyslog.conf -i /tmp/rsyslog.pid > /tmp/rsyslog.log 2>&1 &"
+        "sleep 2; accio stat; echo @@ready@@;"
+        + wait_for(f"[ $(grep -c accio-msg /tmp/syslog.out 2>/dev/null) -ge {N_LOG} ] && "
+                   f"accio stat | awk '$2 == \"dnsmasq\" && $10 >= {N_DNS} {{f=1}} "
+                   f"END {{exit !f}}'", 150)
+        + "echo @@stat@@; accio stat; echo @@log@@; grep accio-msg /tmp/syslog.out;"
+        "echo @@dnsmasq@@; cat /tmp/dnsmasq.log; kill %1 %2; wait")
+    client = (
+        # the server SoC may still be starting its servers
+        wait_for("dig @10.0.3.1 h1.test +short +tries=1 +time=1 | grep -q 10.1.1.1", 60)
+        + f"for i in $(seq {N_DNS}); do echo h$i=$({GLIBC} dig @10.0.3.1 h$i.test +short "
+        "+tries=3 +time=2 2>/tmp/dig.err); cat /tmp/dig.err; done;"
+        f"for i in $(seq {N_LOG}); do {GLIBC} logger -d -n 10.0.3.1 -P 514 accio-msg-$i; done;"
+        "echo client_done")
+    rs, rc = accio.run_pair(server, client, timeout=TIMEOUT, grace=60,
+                            pkgs=("dnsmasq-base", "bind9-dnsutils", "rsyslog", "bsdutils"))
+    assert rc.rc == 0 and "client_done" in rc.output, rc.output + rc.console[-2000:]
+    # every answer right, through the client's rows
+    for i in range(1, N_DNS + 1):
+        assert f"h{i}=10.1.{i}.{i}\n" in rc.output, rc.output
+    st = accio_stats(rc.output)
+    assert sum(s["rx_ring"] for s in st) >= N_DNS and \
+        sum(s["tx_ring"] for s in st) >= N_DNS + N_LOG, st
+    out = rs.output
+    assert not rs.stopped, out
+    stat = out.partition("@@stat@@")[2].partition("@@log@@")[0]
+    log = out.partition("@@log@@")[2].partition("@@dnsmasq@@")[0]
+    for i in range(1, N_LOG + 1):
+        assert re.search(rf"accio-msg-{i}$", log, re.M), (i, log)
+    # dnsmasq: its IPv4 socket on a row, queries in and answers out through
+    # the rings (the answers carry IP_PKTINFO naming the row's source); its
+    # dual-stack IPv6 socket on the kernel path, said so
+    dns = stat_rows(stat, "dnsmasq")
+    ring = [r for r in dns if r["PATH"] == "ring"]
+    assert len(ring) == 1, stat
+    assert int(ring[0]["RX_RING"]) >= N_DNS and int(ring[0]["TX_RING"]) >= N_DNS, ring
+    assert ring[0]["TX_KERNEL"] == "0", ring
+    assert any(r["PATH"] == "kernel:ipv6" for r in dns), stat
+    # rsyslogd: every message through its row
+    rsys = [r for r in stat_rows(stat, "rsyslogd") if r["PATH"] == "ring"]
+    assert rsys and sum(int(r["RX_RING"]) for r in rsys) >= N_LOG, stat
+
+
+def test_fork_models_of_servers_keep_their_rows():
+    """A prefork server (the parent binds, a forked child serves, the parent
+    waits) serves through a row of the child's; socat's process per
+    datagram (the parent peeks at the listening socket, a forked child
+    reads and answers the datagram on it) answers every datagram while the
+    row moves to whichever process receives."""
+    server = (f"{MUSL} udp_echo -P -p 7000 -n 300 & "
+              f"{GLIBC} socat UDP4-RECVFROM:7100,fork PIPE & "
+              "wait %1; sleep 30")
+    client = (
+        f"{MUSL} udp_echo_client -s 10.0.3.1 -p 7000 -n 300 -m 16 -M 1472 -t 2000 -q;"
+        "echo echo_rc=$?;"
+        "for i in $(seq 20); do "
+        f"echo hello-$i | {GLIBC} socat -t 3 - UDP4:10.0.3.1:7100; done 2>&1;"
+        "echo client_done")
+    rs, rc = accio.run_pair(server, client, timeout=TIMEOUT)
+    assert rc.rc == 0 and "client_done" in rc.output, rc.output + rc.console[-2000:]
+    assert "echo_rc=0" in rc.output and "ok=300" in rc.output, rc.output
+    for i in range(1, 21):
+        assert f"hello-{i}\n" in rc.output, rc.output
+    out = rs.output
+    assert "child_exit=0" in out, out
+    st = accio_stats(out)
+    # the prefork child: every echo through its own row (the first few may
+    # have reached the socket before the child's row and come back through
+    # the kernel first, in order)
+    child = [s for s in st if s["tx_ring"] == 300]
+    assert len(child) == 1, st
+    assert child[0]["rx_ring"] + child[0]["rx_kernel"] == 300 and child[0]["tx_kernel"] == 0
+    assert child[0]["rx_ring"] >= 290, child
+    # socat: its children answered through rows they took on receiving
+    socat = [s for s in st if s["tx_ring"] == 1 and s["tx_kernel"] == 0]
+    assert len(socat) >= 10, st
