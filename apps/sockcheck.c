@@ -607,6 +607,35 @@ static void control_messages(void)
 	cm_echo("cm-tos", fd, 74, 45, 512, 0);
 	close(fd);
 
+	/*
+	 * A receiver that asked for a large buffer holds a burst of 120 KB of
+	 * echoes unread, in order: the ring is sized from SO_RCVBUF.
+	 */
+	fd = udp_socket();
+	CASE("rcvbuf-set", opt(fd, SOL_SOCKET, SO_RCVBUF, 262144), "%s", "");
+	{
+		struct sockaddr_in any = { .sin_family = AF_INET };
+		int i, got = 0, order = 1;
+		uint32_t seq;
+
+		bind(fd, (struct sockaddr *)&any, sizeof(any));
+		for (i = 0; i < 120; i++) {
+			fill(out, 1000, i);
+			memcpy(out, &i, 4);
+			sendto(fd, out, 1000, 0, (struct sockaddr *)&peer, sizeof(peer));
+			usleep(2000);
+		}
+		usleep(500000);
+		while ((r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) == 1000) {
+			memcpy(&seq, buf, 4);
+			if (seq != (uint32_t)got)
+				order = 0;
+			got++;
+		}
+		report("rcvbuf-burst", got, 0, "in_order=%d", order);
+	}
+	close(fd);
+
 	/* a dual-stack IPv6 socket: IPv4 peers as v4-mapped addresses */
 	fd = socket(AF_INET6, SOCK_DGRAM, 0);
 	report("v6-socket", fd >= 0 ? 0 : -1, errno, "%s", "");

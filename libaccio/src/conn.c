@@ -560,7 +560,7 @@ ssize_t errqueue_recv(struct conn *c, int fd, struct msghdr *msg, int flags)
 		c->ts_seq = 0;
 	rlock_release(&c->tx_lock);
 	if (r <= 0)
-		return syscall(SYS_recvmsg, fd, msg, flags);
+		return sys_recvmsg(fd, msg, flags);
 	if (!msg->msg_control ||
 	    msg->msg_controllen < CMSG_SPACE(sizeof(ts)) + CMSG_SPACE(sizeof(ee))) {
 		msg->msg_flags = MSG_ERRQUEUE | MSG_CTRUNC;
@@ -606,7 +606,7 @@ static ssize_t kernel_recv(struct conn *c, struct rx_args *a, int flags)
 		m.msg_name = a->from;
 		m.msg_namelen = a->fromlen ? *a->fromlen : 0;
 	}
-	n = syscall(SYS_recvmsg, a->fd, &m, flags);
+	n = sys_recvmsg(a->fd, &m, flags);
 	if (n >= 0) {
 		if (c)
 			c->st->rx_kernel++;
@@ -1319,7 +1319,7 @@ static void mmio_send(struct conn *c, const uint8_t *hdr,
 
 static ssize_t kernel_send(struct conn *c, int fd, const struct msghdr *m, int flags)
 {
-	ssize_t n = syscall(SYS_sendmsg, fd, m, flags);
+	ssize_t n = sys_sendmsg(fd, m, flags);
 
 	if (n >= 0)
 		c->st->tx_kernel++;
@@ -1398,7 +1398,7 @@ ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 	rlock_take(&c->tx_lock);
 	if (c->dead) {
 		rlock_release(&c->tx_lock);
-		return syscall(SYS_sendmsg, fd, m, flags);
+		return sys_sendmsg(fd, m, flags);
 	}
 	if ((int)len <= accio_mmio_max) {
 		mmio_send(c, hdr, m->msg_iov, m->msg_iovlen, len);

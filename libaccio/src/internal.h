@@ -300,6 +300,12 @@ HIDDEN ssize_t conn_send(struct conn *c, int fd, const void *buf, size_t len, in
 			 const struct sockaddr *to, socklen_t tolen);
 HIDDEN ssize_t errqueue_recv(struct conn *c, int fd, struct msghdr *msg, int flags);
 
+/* ---- posix.c ---- */
+/* system calls with a program's msghdr: musl's padding cleared first */
+HIDDEN ssize_t sys_sendmsg(int fd, const struct msghdr *m, int flags);
+HIDDEN ssize_t sys_recvmsg(int fd, struct msghdr *m, int flags);
+HIDDEN void mmsg_clear_pads(struct mmsghdr *v, unsigned int n);
+
 /* ---- readiness.c ---- */
 HIDDEN void epoll_migrate(struct sock *s, int rowfd);
 HIDDEN void epoll_restore(struct sock *s, int rowfd);

@@ -58,6 +58,83 @@ static inline struct conn *conn_fast(int fd)
 	return sock_conn(s);
 }
 
+/*
+ * The kernel's msghdr and cmsghdr have size_t lengths where musl's 64-bit
+ * ones have an int and padding, which the C library clears before its
+ * system calls (a program's msghdr on the stack has whatever was there).
+ * The library's own calls do the same.
+ */
+#if !defined(__GLIBC__) && __LONG_MAX > 0x7fffffff
+#define MSGHDR_PADS 1
+#endif
+
+#define SANE_CMSG_MAX 1024
+
+ssize_t sys_sendmsg(int fd, const struct msghdr *m, int flags)
+{
+#ifdef MSGHDR_PADS
+	union {
+		struct cmsghdr align;
+		unsigned char b[SANE_CMSG_MAX];
+	} ctl;
+	struct msghdr h;
+	struct cmsghdr *cm;
+
+	if (m && (uintptr_t)m >= 4096) {
+		h = *m;
+		h.__pad1 = 0;
+		h.__pad2 = 0;
+		if (h.msg_control && h.msg_controllen) {
+			if (h.msg_controllen > sizeof(ctl.b)) {
+				errno = ENOMEM;
+				return -1;
+			}
+			memcpy(ctl.b, h.msg_control, h.msg_controllen);
+			h.msg_control = ctl.b;
+			for (cm = CMSG_FIRSTHDR(&h); cm; cm = CMSG_NXTHDR(&h, cm))
+				cm->__pad1 = 0;
+		}
+		m = &h;
+	}
+#endif
+	return syscall(SYS_sendmsg, fd, m, flags);
+}
+
+ssize_t sys_recvmsg(int fd, struct msghdr *m, int flags)
+{
+#ifdef MSGHDR_PADS
+	struct msghdr h;
+	ssize_t r;
+
+	if (m && (uintptr_t)m >= 4096) {
+		h = *m;
+		h.__pad1 = 0;
+		h.__pad2 = 0;
+		r = syscall(SYS_recvmsg, fd, &h, flags);
+		if (r >= 0) {
+			m->msg_namelen = h.msg_namelen;
+			m->msg_controllen = h.msg_controllen;
+			m->msg_flags = h.msg_flags;
+		}
+		return r;
+	}
+#endif
+	return syscall(SYS_recvmsg, fd, m, flags);
+}
+
+/* the batched calls' headers, in place (as the C library does) */
+void mmsg_clear_pads(struct mmsghdr *v, unsigned int n)
+{
+#ifdef MSGHDR_PADS
+	if (!v || (uintptr_t)v < 4096)
+		return;
+	for (; n; n--, v++) {
+		v->msg_hdr.__pad1 = 0;
+		v->msg_hdr.__pad2 = 0;
+	}
+#endif
+}
+
 /* ---- sockets ------------------------------------------------------------ */
 
 int socket(int domain, int type, int protocol)
@@ -106,7 +183,7 @@ ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
 	struct conn *c = conn_use(fd, 1);
 
 	if (!c)
-		return kernel_io(fd, 1, syscall(SYS_sendmsg, fd, m, flags));
+		return kernel_io(fd, 1, sys_sendmsg(fd, m, flags));
 	return conn_sendmsg(c, fd, m, flags);
 }
 
@@ -177,9 +254,9 @@ static __attribute__((noinline)) ssize_t recvmsg_slow(int fd, struct msghdr *m, 
 	struct rx_args a;
 
 	if (!c && (flags & MSG_ERRQUEUE))
-		return syscall(SYS_recvmsg, fd, m, flags);	/* not a datagram */
+		return sys_recvmsg(fd, m, flags);	/* not a datagram */
 	if (!c)
-		return kernel_io(fd, 0, syscall(SYS_recvmsg, fd, m, flags));
+		return kernel_io(fd, 0, sys_recvmsg(fd, m, flags));
 	if (flags & MSG_ERRQUEUE)
 		return errqueue_recv(c, fd, m, flags);
 	rx_args_of_msg(&a, fd, m, flags);
@@ -441,8 +518,10 @@ int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, MMSG_FLAGS flags,
 	int f = (int)flags & ~MSG_WAITFORONE;
 	ssize_t r;
 
-	if (!conn_use(fd, 0))
+	if (!conn_use(fd, 0)) {
+		mmsg_clear_pads(v, n);
 		return kernel_io_n(fd, 0, syscall(SYS_recvmmsg, fd, v, n, flags, tmo));
+	}
 	if (tmo)
 		deadline = now_us() + tmo->tv_sec * 1000000ull + tmo->tv_nsec / 1000;
 	for (i = 0; i < n; i++) {
@@ -463,8 +542,10 @@ int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, MMSG_FLAGS flags)
 	unsigned int i;
 	ssize_t r;
 
-	if (!conn_use(fd, 1))
+	if (!conn_use(fd, 1)) {
+		mmsg_clear_pads(v, n);
 		return kernel_io_n(fd, 1, syscall(SYS_sendmmsg, fd, v, n, flags));
+	}
 	for (i = 0; i < n; i++) {
 		r = sendmsg(fd, &v[i].msg_hdr, (int)flags);
 		if (r < 0)

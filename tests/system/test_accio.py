@@ -295,7 +295,8 @@ def test_posix_calls_return_what_linux_returns():
                  "cm-timestamping-sw ret=64 errno=- flags=0x0 clen=64 [1:37:64 sw_ok=1 sys=0]",
                  "cm-recvtos ret=70 errno=- flags=0x0 clen=24 [0:1:17 value=0]",
                  "cm-rxq-ovfl ret=73 errno=- flags=0x0 clen=0",
-                 "v6-recvfrom-mapped ret=80 errno=- fromlen=28 from_peer=1 same=1"):
+                 "v6-recvfrom-mapped ret=80 errno=- fromlen=28 from_peer=1 same=1",
+                 "rcvbuf-burst ret=120 errno=- in_order=1"):
         assert line in linux, line
     for name in names:
         first, desc, control, kernel_path = stats[name]
@@ -307,6 +308,8 @@ def test_posix_calls_return_what_linux_returns():
                    c["rx_kernel"] == 0 and c["tx_kernel"] == 0 for c in control), control
         assert any(c["rx_ring"] == 7 and c["tx_ring"] + c["tx_mmio"] == 7 and
                    c["rx_kernel"] == 0 for c in control), control
+        # the burst held in a ring sized from SO_RCVBUF, none dropped
+        assert any(c["rx_ring"] == 120 and c["rx_drops"] == 0 for c in control), control
         # What the RX record does not carry went to the kernel, visibly.
         reasons = {k["reason"]: k for k in kernel_path}
         assert set(reasons) == {"ip_recvtos", "so_rxq_ovfl", "ip_header", "ipv6"}, kernel_path
