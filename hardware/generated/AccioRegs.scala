@@ -136,6 +136,8 @@ object Uncore {
     val STATE_TX_SUSP: (Int, Int) = (3, 1)
     val STATE_INTR: (Int, Int) = (4, 1)
     val STATE_ROCE: (Int, Int) = (5, 1)
+    val STATE_NO_DF: (Int, Int) = (6, 1)
+    val STATE_GROUP: (Int, Int) = (7, 1)
     val STATE_PRIO: (Int, Int) = (8, 8)
     val STATE_HART: (Int, Int) = (16, 8)
     val LOCAL: Int = 0x008

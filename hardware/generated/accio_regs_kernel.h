@@ -536,6 +536,14 @@ typedef struct __attribute__ ((__packed__)) {
 #define ACCIO_ICT_ROW__STATE__ROCE_bp 5
 #define ACCIO_ICT_ROW__STATE__ROCE_bw 1
 #define ACCIO_ICT_ROW__STATE__ROCE_reset 0x0
+#define ACCIO_ICT_ROW__STATE__NO_DF_bm 0x40
+#define ACCIO_ICT_ROW__STATE__NO_DF_bp 6
+#define ACCIO_ICT_ROW__STATE__NO_DF_bw 1
+#define ACCIO_ICT_ROW__STATE__NO_DF_reset 0x0
+#define ACCIO_ICT_ROW__STATE__GROUP_bm 0x80
+#define ACCIO_ICT_ROW__STATE__GROUP_bp 7
+#define ACCIO_ICT_ROW__STATE__GROUP_bw 1
+#define ACCIO_ICT_ROW__STATE__GROUP_reset 0x0
 #define ACCIO_ICT_ROW__STATE__PRIO_bm 0xff00
 #define ACCIO_ICT_ROW__STATE__PRIO_bp 8
 #define ACCIO_ICT_ROW__STATE__PRIO_bw 8

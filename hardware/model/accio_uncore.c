@@ -291,13 +291,19 @@ static bool row_roce(struct accio_uncore *u, unsigned int row)
 /*
  * The row of a received datagram: the exact 5-tuple wins over a wildcard
  * one. A RoCEv2 row (STATE.ROCE) also needs the BTH's destination QP to be
- * its ROCE_QPN; qpn is -1 for a datagram without a whole BTH.
+ * its ROCE_QPN; qpn is -1 for a datagram without a whole BTH. Wildcard
+ * rows of a group (STATE.GROUP, SO_REUSEPORT) share the datagrams by a
+ * hash of the source: h, the top half of (x * 0x9E3779B1) mod 2^32 with
+ * x = rip ^ (rport * 0x10001), picks the member at index (h * n) >> 16 of
+ * the n that match, in row order.
  */
 static int match_row(struct accio_uncore *u, uint32_t lip, uint16_t lport,
 		     uint32_t rip, uint16_t rport, int32_t qpn)
 {
+	uint16_t members[ACCIO_MAX_ROWS];
+	unsigned int r, n = 0;
+	uint32_t h;
 	int wild = -1;
-	unsigned int r;
 
 	for (r = 0; r < u->rows; r++) {
 		uint64_t l = *rreg(u, r, ACCIO_UNCORE_ROW_LOCAL);
@@ -323,10 +329,18 @@ static int match_row(struct accio_uncore *u, uint32_t lip, uint16_t lport,
 			continue;	/* another queue pair's */
 		if (mip == rip && mport == rport)
 			return r;	/* exact 5-tuple wins */
-		if (wild < 0 && (!mip || mip == rip) && (!mport || mport == rport))
-			wild = r;
+		if ((!mip || mip == rip) && (!mport || mport == rport)) {
+			if (wild < 0)
+				wild = r;
+			if (*rreg(u, r, ACCIO_UNCORE_ROW_STATE) &
+			    ACCIO_UNCORE_ROW_STATE_GROUP_MASK)
+				members[n++] = r;
+		}
 	}
-	return wild;
+	if (!n)
+		return wild;
+	h = ((rip ^ (uint32_t)rport * 0x10001u) * 0x9E3779B1u) >> 16;
+	return members[(h * n) >> 16];
 }
 
 static void deliver(struct accio_uncore *u, unsigned int row, uint32_t sip,
@@ -460,7 +474,9 @@ static uint64_t send_datagram(struct accio_uncore *u, unsigned int row,
 	ip[0] = 0x45;
 	put16(ip + 2, 20 + 8 + len);
 	put16(ip + 4, u->ip_id++);
-	put16(ip + 6, 0x4000);		/* DF */
+	/* DF, unless the row's socket turned path MTU discovery off */
+	put16(ip + 6, *rreg(u, row, ACCIO_UNCORE_ROW_STATE) &
+		      ACCIO_UNCORE_ROW_STATE_NO_DF_MASK ? 0 : 0x4000);
 	ip[8] = 64;
 	ip[9] = 17;
 	put32(ip + 12, sip);
@@ -862,6 +878,8 @@ void accio_uncore_store(struct accio_uncore *u, uint64_t off, uint64_t val,
 				      ROW_STATE_USER |
 				      ACCIO_UNCORE_ROW_STATE_INTR_MASK |
 				      ACCIO_UNCORE_ROW_STATE_ROCE_MASK |
+				      ACCIO_UNCORE_ROW_STATE_NO_DF_MASK |
+				      ACCIO_UNCORE_ROW_STATE_GROUP_MASK |
 				      ACCIO_UNCORE_ROW_STATE_PRIO_MASK |
 				      ACCIO_UNCORE_ROW_STATE_HART_MASK);
 		}

@@ -803,6 +803,89 @@ def v_roce():
     return v
 
 
+def v_groups():
+    v = Vec("Groups of rows on one port (STATE.GROUP, SO_REUSEPORT) and frames without DF (STATE.NO_DF)")
+    v.w(g("CTRL"), 1)
+    grp = state(ENABLED=1, ACCEL=1, GROUP=1)
+    bases = {r: MEM + 0x30000 + r * 0x1000 for r in range(8)}
+    wp = {r: 0 for r in range(8)}
+    v.c("rows 1, 2, 4 and 6 are a group on port 6000; row 3 is another port, row 5 a connected row")
+    v.c("of the group's port, row 6 is not live yet")
+    for r in (1, 2, 4):
+        program_row(v, r, LOCAL, 6000, rx_base=bases[r], rx_size=4096, st=grp)
+    program_row(v, 3, LOCAL, 6001, rx_base=bases[3], rx_size=4096, st=grp)
+    program_row(v, 5, LOCAL, 6000, PEER, 7777, rx_base=bases[5], rx_size=4096)
+    program_row(v, 6, LOCAL, 6000, rx_base=bases[6], rx_size=4096, st=state(ENABLED=1, GROUP=1))
+    rng = random.Random(11)
+    t = 5000
+
+    def member(sip, sport, members):
+        h = (((sip ^ (sport * 0x10001)) * 0x9E3779B1) & 0xFFFFFFFF) >> 16
+        return members[(h * len(members)) >> 16]
+
+    def deliver(sip, sport, dport, members, exact=None):
+        nonlocal t
+        t += 1000
+        r = exact if exact is not None else member(sip, sport, members)
+        payload = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 80)))
+        v.raw(f"time {t}")
+        v.rx(udp_frame(sip, sport, LOCAL, dport, payload), "consumed")
+        rec = rx_record(len(payload), sport, sip, t, payload)
+        v.expect_mem(bases[r] + wp[r], rec)
+        wp[r] += len(rec)
+        return r
+
+    v.c("flows spread over the three live members by the hash of their source; each flow twice")
+    seen = set()
+    flows = [(PEER, 40000 + 7 * i) for i in range(12)] + [(ip("192.0.2.%d" % i), 53) for i in range(1, 7)]
+    for sip, sport in flows:
+        a = deliver(sip, sport, 6000, [1, 2, 4])
+        b = deliver(sip, sport, 6000, [1, 2, 4])
+        assert a == b
+        seen.add(a)
+    assert seen == {1, 2, 4}
+    for r in (1, 2, 4):
+        v.r(row(r, "RX_WPTR"), wp[r])
+    v.c("the exact row of the port still wins")
+    deliver(PEER, 7777, 6000, [1, 2, 4], exact=5)
+    v.c("a group of one, on another port")
+    deliver(PEER, 40001, 6001, [3])
+    v.c("row 6 goes live: four members now")
+    v.w(row(6, "STATE"), grp)
+    for sip, sport in flows[:8]:
+        deliver(sip, sport, 6000, [1, 2, 4, 6])
+    v.c("row 2 leaves the group (disabled): three again")
+    v.w(row(2, "STATE"), 0)
+    for sip, sport in flows[:8]:
+        deliver(sip, sport, 6000, [1, 4, 6])
+    for r in (1, 2, 4, 5, 6):
+        v.r(row(r, "RX_WPTR"), wp[r])
+
+    v.c("NO_DF: the frames the engine builds for the row leave DF clear")
+    tx = MEM + 0x40000
+    program_row(v, 7, LOCAL, 6100, PEER, 7100, tx_base=tx, tx_size=1024,
+                st=state(ENABLED=1, ACCEL=1, NO_DF=1))
+    ring = tx_record(b"no fragmenting flag") + tx_record(b"to another", dport=7101, dip=ip("10.0.2.3"))
+    v.mem(tx, ring)
+    v.raw("time 900000")
+    v.w(row(7, "TX_WPTR"), len(ring), user=7)
+    v.w(row(7, "DOORBELL"), 1, user=7)
+    v.tx(udp_frame(LOCAL, 6100, PEER, 7100, b"no fragmenting flag", dmac=PEER_MAC, smac=STATION,
+                   ident=0, flags=0))
+    v.tx(udp_frame(LOCAL, 6100, ip("10.0.2.3"), 7101, b"to another", dmac=PEER_MAC, smac=STATION,
+                   ident=1, flags=0))
+    v.raw("notx")
+    v.c("cleared again: DF set")
+    v.w(row(7, "STATE"), state(ENABLED=1, ACCEL=1))
+    rec = tx_record(b"flag again")
+    v.mem(tx + len(ring), rec)
+    v.w(row(7, "TX_WPTR"), len(ring) + len(rec), user=7)
+    v.w(row(7, "DOORBELL"), 1, user=7)
+    v.tx(udp_frame(LOCAL, 6100, PEER, 7100, b"flag again", dmac=PEER_MAC, smac=STATION, ident=2))
+    v.raw("notx")
+    return v
+
+
 VECTORS = {
     "mmio_tx.vec": v_mmio_tx,
     "ict_protection.vec": v_ict_protection,
@@ -813,6 +896,7 @@ VECTORS = {
     "ready_queue.vec": v_ready_queue,
     "events.vec": v_events,
     "roce.vec": v_roce,
+    "groups.vec": v_groups,
 }
 
 

@@ -20,8 +20,9 @@ class IctTable(p: UncoreParams, nClients: Int) extends Module {
     val clients = Vec(nClients, Flipped(new RegPort(p)))
     val ready = Output(Bool())
     val shadow = Output(Vec(p.rows, new RowShadow))
-    // 5-tuple match of a received datagram: exact first, else the first wildcard row; a RoCEv2
-    // row also needs the datagram's BTH destination QP to be its ROCE_QPN
+    // 5-tuple match of a received datagram: exact first, else the wildcard rows of a group
+    // (STATE.GROUP) by a hash of the source, else the first wildcard row; a RoCEv2 row also
+    // needs the datagram's BTH destination QP to be its ROCE_QPN
     val lip = Input(UInt(32.W))
     val lport = Input(UInt(16.W))
     val rip = Input(UInt(32.W))
@@ -94,5 +95,15 @@ class IctTable(p: UncoreParams, nClients: Int) extends Module {
     c && (s.rip === 0.U || s.rip === io.rip) && (s.rport === 0.U || s.rport === io.rport)
   })
   io.hit.valid := wild.asUInt.orR // an exact row is also a wildcard match
-  io.hit.bits := Mux(exact.asUInt.orR, PriorityEncoder(exact), PriorityEncoder(wild))
+  // a group (SO_REUSEPORT): the member at index (h * n) >> 16 of the n that match, in row
+  // order; h is the top half of (x * 0x9E3779B1) mod 2^32, x = rip ^ (rport * 0x10001)
+  val member = VecInit(shadow.zip(wild).map { case (s, w) => w && s.group })
+  val n = PopCount(member)
+  val x = io.rip ^ Cat(io.rport, io.rport)
+  val h = (x * "h9E3779B1".U(32.W))(31, 16)
+  val k = (h * n)(h.getWidth + n.getWidth - 1, 16)
+  val below = (0 until p.rows).map(i => if (i == 0) 0.U else PopCount(member.asUInt(i - 1, 0)))
+  val pick = VecInit((0 until p.rows).map(i => member(i) && below(i) === k))
+  io.hit.bits := Mux(exact.asUInt.orR, PriorityEncoder(exact),
+    Mux(member.asUInt.orR, PriorityEncoder(pick), PriorityEncoder(wild)))
 }

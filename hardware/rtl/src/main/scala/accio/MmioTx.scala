@@ -183,6 +183,7 @@ class MmioTx(p: UncoreParams) extends Module with Sequencer {
   io.builder.cmd.bits.dport := dport
   io.builder.cmd.bits.len := len
   io.builder.cmd.bits.roce := sh.roce
+  io.builder.cmd.bits.noDf := sh.noDf
   when(io.builder.cmd.fire) { state := Mux(len === 0.U, sFin, sPay); io.released := true.B }
   val nWords = (len +& 7.U) >> 3
   val payOff = start + Consts.TxHdr.U + (word << 3)

@@ -109,6 +109,8 @@ class RowShadow extends Bundle {
   def enabled: Bool = state(0)
   def live: Bool = state(0) && state(1)
   def roce: Bool = F(state, Uncore.Row.STATE_ROCE) === 1.U
+  def noDf: Bool = F(state, Uncore.Row.STATE_NO_DF) === 1.U
+  def group: Bool = F(state, Uncore.Row.STATE_GROUP) === 1.U
   def lip: UInt = F(local, Uncore.Row.LOCAL_IP)
   def lport: UInt = F(local, Uncore.Row.LOCAL_PORT)
   def proto: UInt = F(local, Uncore.Row.LOCAL_PROTO)

@@ -12,6 +12,7 @@ class TxCmd extends Bundle {
   val dport = UInt(16.W)
   val len = UInt(11.W) // payload bytes, at most 1472
   val roce = Bool() // the row's STATE.ROCE: the last 4 payload bytes become the ICRC
+  val noDf = Bool() // the row's STATE.NO_DF: the IPv4 DF flag stays clear
 }
 
 /** One client of the TX header builder: the command, then ceil(len/8) payload words, then
@@ -23,7 +24,7 @@ class TxClient extends Bundle {
 }
 
 /** TX header builder: collects a payload (store and forward, summing it on the way in), builds
-  * the Ethernet, IPv4 (DF, TTL 64, running identification) and UDP headers with both
+  * the Ethernet, IPv4 (DF unless the row's NO_DF, TTL 64, running identification) and UDP headers with both
   * checksums, and sends the frame on the AXI-Stream output. Serves its clients one datagram at
   * a time in fixed priority. `startTime` is `time` in the cycle the frame's first beat was
   * taken by the MAC side: the frame's TX_TSTAMP, valid from `sent` until the next frame starts.
@@ -92,7 +93,8 @@ class TxBuilder(nClients: Int) extends Module {
   // headers: 42 bytes, big-endian fields
   val ulen = cmd.len +& 8.U
   val tot = cmd.len +& 28.U
-  val ipSum = Seq(0x4500.U, tot, ipId, 0x4000.U, 0x4011.U,
+  val flags = Mux(cmd.noDf, 0.U(16.W), 0x4000.U(16.W))
+  val ipSum = Seq(0x4500.U, tot, ipId, flags, 0x4011.U,
     cmd.sip(31, 16), cmd.sip(15, 0), cmd.dip(31, 16), cmd.dip(15, 0)).map(_.pad(20)).reduce(_ +& _)
   val ipCsum = ~Csum.fold(ipSum)
   val udpSum = Seq(cmd.sip(31, 16), cmd.sip(15, 0), cmd.dip(31, 16), cmd.dip(15, 0), 17.U, ulen,
@@ -103,7 +105,7 @@ class TxBuilder(nClients: Int) extends Module {
   def be32(v: UInt): Seq[UInt] = Seq(v(31, 24), v(23, 16), v(15, 8), v(7, 0))
   val hdrBytes: Seq[UInt] =
     (0 until 6).map(i => cmd.dmac(8 * i + 7, 8 * i)) ++ (0 until 6).map(i => io.mac(8 * i + 7, 8 * i)) ++
-      Seq(0x08.U, 0x00.U, 0x45.U, 0x00.U) ++ be16(tot) ++ be16(ipId) ++ Seq(0x40.U, 0.U, 64.U, 17.U) ++
+      Seq(0x08.U, 0x00.U, 0x45.U, 0x00.U) ++ be16(tot) ++ be16(ipId) ++ Seq(flags(15, 8), 0.U, 64.U, 17.U) ++
       be16(ipCsum) ++ be32(cmd.sip) ++ be32(cmd.dip) ++ be16(cmd.sport) ++ be16(cmd.dport) ++
       be16(ulen) ++ be16(udpCsum)
   require(hdrBytes.length == 42)

@@ -80,6 +80,7 @@ class UdpTx(p: UncoreParams) extends Module with Sequencer {
   io.builder.cmd.bits.dport := hPort
   io.builder.cmd.bits.len := hLen
   io.builder.cmd.bits.roce := sh.roce
+  io.builder.cmd.bits.noDf := sh.noDf
   io.builder.data.valid := false.B
   io.builder.data.bits := rd.io.data.bits
   io.builder.fin.valid := false.B
