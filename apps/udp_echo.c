@@ -5,7 +5,7 @@
  * path): the binary does not know libaccio.
  *
  * usage: udp_echo [-p PORT] [-n COUNT] [-m poll|select|epoll|block]
- *                 [-w WORKERS] [-t THREADS [-f]] [-d US] [-P]
+ *                 [-w WORKERS] [-t THREADS [-f]] [-d US] [-P] [-R SOCKETS] [-D]
  *
  * Echoes every datagram to its sender; exits after COUNT datagrams (0:
  * never). -m picks how it waits for data. -w forks WORKERS processes that
@@ -17,7 +17,10 @@
  * microseconds of busy work before each echo (a slower server: the hart
  * stays busy, timed on the time CSR). -P: a prefork server - the parent
  * binds, a forked child serves the inherited socket, the parent waits
- * (prints "child_exit=S"). Prints "echoed=N".
+ * (prints "child_exit=S"). -R: a group of SOCKETS sockets with SO_REUSEPORT
+ * on PORT, a thread each (COUNT required; prints "served=a,b,..." per
+ * socket). -D: path MTU discovery off on the sockets (IP_MTU_DISCOVER
+ * IP_PMTUDISC_DONT: datagrams without DF). Prints "echoed=N".
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -37,6 +40,7 @@
 enum mode { BLOCK, POLL, SELECT, EPOLL };
 
 static long work_us;		/* -d: busy work per datagram */
+static int no_df;		/* -D: path MTU discovery off (no DF) */
 
 /* Time in microseconds: the time CSR where its rate is known, else the clock. */
 static unsigned long long now_us(void)
@@ -101,8 +105,13 @@ static int wait_readable(int fd, int ep, enum mode m)
 static int bound_socket(int port)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), dont = IP_PMTUDISC_DONT;
 
+	if (fd >= 0 && no_df &&
+	    setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &dont, sizeof(dont)) < 0) {
+		perror("udp_echo: IP_MTU_DISCOVER");
+		return -1;
+	}
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		perror("udp_echo: socket/bind");
 		return -1;
@@ -160,7 +169,10 @@ static int tfd;
 static long tcount, tdone;
 static int tfail;
 
-/* One of the threads sharing the socket: until COUNT datagrams are echoed. */
+/*
+ * One of the threads: until COUNT datagrams are echoed, on the shared
+ * socket (arg NULL) or its own (-R: arg points at its descriptor).
+ */
 static void *serve_thread(void *arg)
 {
 	char buf[2048];
@@ -168,10 +180,11 @@ static void *serve_thread(void *arg)
 	socklen_t sl;
 	ssize_t len;
 	long mine = 0;
+	int fd = arg ? *(int *)arg : tfd;
 
 	while (__atomic_load_n(&tdone, __ATOMIC_ACQUIRE) < tcount) {
 		sl = sizeof(sa);
-		len = recvfrom(tfd, buf, sizeof(buf), 0, (struct sockaddr *)&sa, &sl);
+		len = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&sa, &sl);
 		if (len < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				continue;	/* the receive timeout: look at the count */
@@ -179,7 +192,7 @@ static void *serve_thread(void *arg)
 			tfail = 1;
 			break;
 		}
-		if (sendto(tfd, buf, len, 0, (struct sockaddr *)&sa, sl) != len) {
+		if (sendto(fd, buf, len, 0, (struct sockaddr *)&sa, sl) != len) {
 			perror("udp_echo: sendto");
 			tfail = 1;
 			break;
@@ -190,10 +203,26 @@ static void *serve_thread(void *arg)
 	return (void *)mine;
 }
 
-static int serve_threads(int port, long count, int threads, int fork_half)
+/* A socket bound to port with a receive timeout; SO_REUSEPORT if group. */
+static int timed_socket(int port, int group)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
 	struct timeval tv = { 0, 200000 };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), one = 1;
+
+	if (fd < 0 ||
+	    (group && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0) ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
+		perror("udp_echo: socket/bind");
+		return -1;
+	}
+	return fd;
+}
+
+static int serve_threads(int port, long count, int threads, int fork_half, int group)
+{
+	static int fds[64];
 	pthread_t t[64];
 	void *mine;
 	int i, serving = 0;
@@ -202,17 +231,15 @@ static int serve_threads(int port, long count, int threads, int fork_half)
 		fprintf(stderr, "udp_echo: -t needs -n COUNT and 1..64 threads\n");
 		return 2;
 	}
-	tfd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (tfd < 0 || bind(tfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    setsockopt(tfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
-		perror("udp_echo: socket/bind");
-		return 1;
-	}
+	for (i = 0; i < (group ? threads : 1); i++)
+		if ((fds[i] = timed_socket(port, group)) < 0)
+			return 1;
+	tfd = fds[0];
 	tcount = count;
 	printf("listening port=%d threads=%d\n", port, threads);
 	fflush(stdout);
 	for (i = 0; i < threads; i++)
-		if (pthread_create(&t[i], NULL, serve_thread, NULL))
+		if (pthread_create(&t[i], NULL, serve_thread, group ? &fds[i] : NULL))
 			return 1;
 	if (fork_half) {
 		pid_t pid;
@@ -228,13 +255,16 @@ static int serve_threads(int port, long count, int threads, int fork_half)
 		else
 			printf("forked_at=%ld\n", count / 2);
 	}
+	printf("served=");
 	for (i = 0; i < threads; i++) {
 		pthread_join(t[i], &mine);
 		serving += mine != NULL;
+		printf("%s%ld", i ? "," : "", (long)mine);
 	}
-	printf("threads_serving=%d\n", serving);
+	printf("\nthreads_serving=%d\n", serving);
 	printf("echoed=%ld\n", tdone);
-	close(tfd);
+	for (i = 0; i < (group ? threads : 1); i++)
+		close(fds[i]);
 	return tfail;
 }
 
@@ -271,11 +301,12 @@ static int serve_prefork(int port, long count, enum mode m)
 
 int main(int argc, char **argv)
 {
-	int port = 7777, workers = 0, threads = 0, fork_half = 0, prefork = 0, opt, i, st, rc = 0;
+	int port = 7777, workers = 0, threads = 0, fork_half = 0, prefork = 0, group = 0;
+	int opt, i, st, rc = 0;
 	enum mode m = BLOCK;
 	long count = 0;
 
-	while ((opt = getopt(argc, argv, "p:n:m:w:t:fd:P")) != -1) {
+	while ((opt = getopt(argc, argv, "p:n:m:w:t:fd:PR:D")) != -1) {
 		switch (opt) {
 		case 'p': port = atoi(optarg); break;
 		case 'n': count = atol(optarg); break;
@@ -284,6 +315,8 @@ int main(int argc, char **argv)
 		case 'f': fork_half = 1; break;
 		case 'd': work_us = atol(optarg); break;
 		case 'P': prefork = 1; break;
+		case 'R': threads = atoi(optarg); group = 1; break;
+		case 'D': no_df = 1; break;
 		case 'm':
 			m = !strcmp(optarg, "poll") ? POLL :
 			    !strcmp(optarg, "select") ? SELECT :
@@ -292,12 +325,12 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: udp_echo [-p PORT] [-n COUNT] "
 				"[-m poll|select|epoll|block] [-w WORKERS] [-t THREADS [-f]] "
-				"[-d US] [-P]\n");
+				"[-d US] [-P] [-R SOCKETS] [-D]\n");
 			return 2;
 		}
 	}
 	if (threads)
-		return serve_threads(port, count, threads, fork_half);
+		return serve_threads(port, count, threads, fork_half, group);
 	if (prefork)
 		return serve_prefork(port, count, m);
 	if (!workers)

@@ -142,6 +142,7 @@ int conn_create(struct sock *s)
 	c->lip = a.local_ip;
 	c->lport = a.local_port;
 	c->ifindex = ifindex_of(s->fd, a.local_ip);
+	c->row_bits = s->row_bits;
 	c->st = &c->own_st;
 	c->slot = -1;
 	fd_mark_rowfd(a.fd, 1);

@@ -90,6 +90,7 @@ struct conn {
 	uint16_t lport;		/* its port, network order */
 	uint32_t row;
 	int ifindex;		/* the interface of lip, 0: unknown */
+	int row_bits;		/* the socket's ROW_* when the row was made */
 	int kernel_pending;	/* the kernel socket may hold datagrams */
 	int backlog;		/* those came before the row: read them first */
 	uint8_t *zc_tx;		/* outstanding zero-copy TX buffer */
@@ -126,10 +127,15 @@ struct sock {
 	int rxcm;		/* RXCM_*: control messages asked for on receive */
 	int rcvbuf, sndbuf;	/* SO_RCVBUF/SO_SNDBUF set by the program: ring sizes */
 	int kpath;		/* ACCIO_KPATH_*: kept on the kernel path, and why */
+	int row_bits;		/* ROW_*: what a row made now follows */
 	uint64_t retry_at;	/* ACCIO_KPATH_SHARED: next try for a row (us) */
 	int slot;		/* statistics file slot while on the kernel path, -1 */
 	struct accio_stats kst;	/* its counters while on the kernel path */
 };
+
+/* Socket choices the kernel programs into a row (STATE.NO_DF, STATE.GROUP) */
+#define ROW_NO_DF	0x01	/* IP_MTU_DISCOVER other than WANT or DO */
+#define ROW_GROUP	0x02	/* SO_REUSEPORT */
 
 /* Control messages a receive through the ring reproduces (struct sock.rxcm) */
 #define RXCM_PKTINFO	0x01	/* IP_PKTINFO */

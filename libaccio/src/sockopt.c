@@ -14,15 +14,19 @@
  *   new forms; the time the datagram reached the NIC, on CLOCK_REALTIME),
  *   SO_TIMESTAMPING with the receive flags (software and hardware) and the
  *   hardware transmit flag, IP_RECVERR (errors stay in the kernel's queue),
- *   SO_RCVBUF/SO_SNDBUF (the ring sizes).
+ *   SO_RCVBUF/SO_SNDBUF (the ring sizes), IP_MTU_DISCOVER (the row's
+ *   STATE.NO_DF: frames without DF where Linux sends them so) and
+ *   SO_REUSEPORT (the row's STATE.GROUP: the engine spreads the group's
+ *   datagrams over its rows). The kernel programs both bits from the socket
+ *   when it makes the row: a socket that changes them later gets a new row.
  * Not reproduced - the socket goes to the kernel path, counted in the
  * statistics file with the reason:
  *   IP_RECVTOS, IP_RECVTTL, IP_RECVOPTS, IP_RETOPTS, IP_RECVFRAGSIZE,
  *   IP_CHECKSUM, IP_PASSSEC (the RX record has no such header fields),
  *   SO_RXQ_OVFL (the ring's drop count is not known per datagram),
- *   SO_TIMESTAMPING flags beyond those above, and IP_TOS, IP_TTL and
- *   IP_MTU_DISCOVER values that make the kernel's IPv4 header differ from
- *   the engine's (TOS 0, TTL 64, DF set).
+ *   SO_TIMESTAMPING flags beyond those above, and IP_TOS and IP_TTL values
+ *   that make the kernel's IPv4 header differ from the engine's (TOS 0,
+ *   TTL 64).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -119,14 +123,13 @@ static int sync_opts(struct sock *s)
 			why = kernel_only[i].why;
 	if (!why && (s->tstamp & ~TS_RING))
 		why = ACCIO_KPATH_TSFLAGS;
-	if (!why) {
-		/* the engine's header: TOS 0, TTL 64, DF */
-		v = getopt_int(fd, SOL_IP, IP_MTU_DISCOVER);
-		if (getopt_int(fd, SOL_IP, IP_TOS) ||
-		    getopt_int(fd, SOL_IP, IP_TTL) != 64 ||
-		    (v != IP_PMTUDISC_WANT && v != IP_PMTUDISC_DO))
-			why = ACCIO_KPATH_TXHDR;
-	}
+	/* the engine's header: TOS 0, TTL 64 */
+	if (!why && (getopt_int(fd, SOL_IP, IP_TOS) || getopt_int(fd, SOL_IP, IP_TTL) != 64))
+		why = ACCIO_KPATH_TXHDR;
+	/* what the row follows: DF (STATE.NO_DF), the group (STATE.GROUP) */
+	v = getopt_int(fd, SOL_IP, IP_MTU_DISCOVER);
+	s->row_bits = (v != IP_PMTUDISC_WANT && v != IP_PMTUDISC_DO ? ROW_NO_DF : 0) |
+		      (getopt_int(fd, SOL_SOCKET, SO_REUSEPORT) ? ROW_GROUP : 0);
 	return why;
 }
 
@@ -167,8 +170,9 @@ int sock_may_accelerate(struct sock *s)
 
 /*
  * After a setsockopt the kernel accepted (table lock not held). A socket
- * whose ring is smaller than its new buffer gets a row of the new size;
- * its unread datagrams come back through the kernel socket, in order.
+ * whose ring is smaller than its new buffer, or whose DF or group choice
+ * changed, gets a new row; its unread datagrams come back through the
+ * kernel socket, in order.
  */
 void sock_setopt(struct sock *s, int level, int name)
 {
@@ -198,8 +202,9 @@ void sock_setopt(struct sock *s, int level, int name)
 	sock_check(s);
 	c = s->conn;
 	if (c && ((s->rcvbuf && c->rx_bytes < ring_size_for(s->rcvbuf)) ||
-		  (s->sndbuf && c->tx_bytes < ring_size_for(s->sndbuf))))
-		resize = 1;
+		  (s->sndbuf && c->tx_bytes < ring_size_for(s->sndbuf)) ||
+		  c->row_bits != s->row_bits))
+		resize = 1;	/* the kernel programs a new row as it is now */
 	if (resize) {
 		conn_release(s, 0);
 		if (conn_create(s) < 0)

@@ -35,7 +35,7 @@ enum accio_kpath {
 	ACCIO_KPATH_RECVOPTS,	/* IP_RECVOPTS, IP_RETOPTS, IP_RECVFRAGSIZE, ... */
 	ACCIO_KPATH_RXQ_OVFL,	/* SO_RXQ_OVFL */
 	ACCIO_KPATH_TSFLAGS,	/* SO_TIMESTAMPING flags the ring cannot give */
-	ACCIO_KPATH_TXHDR,	/* IP_TOS, IP_TTL, IP_MTU_DISCOVER: another header */
+	ACCIO_KPATH_TXHDR,	/* IP_TOS, IP_TTL: another IPv4 header */
 	ACCIO_KPATH_N
 };
 

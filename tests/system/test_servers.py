@@ -4,6 +4,7 @@ accelerated on the other: Debian's servers in their default socket setup
 a receive thread on epoll with recvmmsg), and the fork models of servers
 (prefork, a process per datagram on the listening socket)."""
 import re
+import struct
 
 import pytest
 
@@ -130,3 +131,51 @@ def test_fork_models_of_servers_keep_their_rows():
     # socat: its children answered through rows they took on receiving
     socat = [s for s in st if s["tx_ring"] == 1 and s["tx_kernel"] == 0]
     assert len(socat) == N_FORK, st
+
+
+def ipv4_frames(path):
+    """(source IPv4, source port, IPv4 flags field) of each UDP frame of a pcap."""
+    data = open(path, "rb").read()
+    off, out = 24, []
+    while off + 16 <= len(data):
+        caplen = struct.unpack_from("<I", data, off + 8)[0]
+        f = data[off + 16:off + 16 + caplen]
+        off += 16 + caplen
+        if len(f) >= 42 and f[12:14] == b"\x08\x00" and f[23] == 17:
+            ihl = (f[14] & 15) * 4
+            out.append((".".join(map(str, f[26:30])),
+                        struct.unpack_from("!H", f, 14 + ihl)[0],
+                        struct.unpack_from("!H", f, 20)[0]))
+    return out
+
+
+def test_reuseport_group_and_path_mtu_choice_on_rows(tmp_path):
+    """A group of 4 SO_REUSEPORT sockets on one port, a thread each: the
+    engine spreads 8 clients' flows over the group's 4 rows by a hash of
+    the source, every echo through a row. A server whose socket turns path
+    MTU discovery off (IP_MTU_DISCOVER DONT) sends its echoes through the
+    ring without DF, as Linux does; the group's echoes carry DF. The wire
+    captures show the flag."""
+    server = (f"{MUSL} udp_echo -R 4 -p 7000 -n 400 2>&1 & "
+              f"{MUSL} udp_echo -D -p 7100 -n 20 2>&1 & wait")
+    client = ("for i in $(seq 8); do "
+              f"{MUSL} udp_echo_client -s 10.0.3.1 -p 7000 -n 50 -m 64 -M 64 -t 2000 -q "
+              "> /tmp/c$i 2>&1 & done; wait; cat /tmp/c*;"
+              f"{MUSL} udp_echo_client -s 10.0.3.1 -p 7100 -n 20 -m 100 -M 100 -t 2000 -q;"
+              "echo client_done")
+    rs, rc = accio.run_pair(server, client, timeout=TIMEOUT, grace=20, pcap_dir=str(tmp_path))
+    assert rc.rc == 0 and "client_done" in rc.output, rc.output + rc.console[-2000:]
+    assert rc.output.count("ok=50\n") == 8 and "ok=20\n" in rc.output, rc.output
+    out = rs.output
+    served = [int(x) for x in re.search(r"^served=([\d,]+)$", out, re.M).group(1).split(",")]
+    assert len(served) == 4 and sum(served) >= 400 and all(n > 0 for n in served), out
+    st = accio_stats(out)
+    # five rows: the group's four, each with its share of the flows, and
+    # the -D server's; every echo left through a ring
+    assert len(st) == 5 and all(x["tx_kernel"] == 0 for x in st), st
+    assert sorted(x["tx_ring"] for x in st) == sorted(served + [20]), (served, st)
+    assert all(x["rx_ring"] > 0 for x in st), st
+    frames = ipv4_frames(str(tmp_path / "server.pcap"))
+    df = {p: {flags & 0x4000 for ip, port, flags in frames if ip == "10.0.3.1" and port == p}
+          for p in (7000, 7100)}
+    assert df[7000] == {0x4000} and df[7100] == {0}, df
