@@ -525,6 +525,36 @@ static long send_pktinfo(int fd, int ifindex, struct in_addr src, int len, int s
 	return sendmsg(fd, &m, 0);
 }
 
+/*
+ * An edge-triggered epoll user (rsyslog's imudp): wait, read until EAGAIN,
+ * wait again while the next datagram is on its way - three rounds.
+ */
+static void edge_triggered(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET }, got;
+	int fd = udp_socket(), ep = epoll_create1(0), i, n;
+	char name[32];
+	long r;
+
+	connect(fd, (struct sockaddr *)&peer, sizeof(peer));
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	ev.data.fd = fd;
+	CASE("et-add", epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev), "%s", "");
+	for (i = 0; i < 3; i++) {
+		fill(out, 90 + i, 60 + i);
+		send(fd, out, 90 + i, 0);
+		n = epoll_wait(ep, &got, 1, 3000);
+		snprintf(name, sizeof(name), "et-wait-%d", i);
+		report(name, n, errno, "events=0x%x", n == 1 ? got.events : 0);
+		for (n = 0; (r = recv(fd, buf, sizeof(buf), 0)) >= 0; n++)
+			;
+		snprintf(name, sizeof(name), "et-drain-%d", i);
+		report(name, n, 0, "last_errno=%s", ename(errno));
+	}
+	close(ep);
+	close(fd);
+}
+
 static void control_messages(void)
 {
 	struct sockaddr_in6 any6 = { .sin6_family = AF_INET6 }, to6, from6;
@@ -861,6 +891,7 @@ int main(int argc, char **argv)
 	close(ep);
 	descriptors();
 	control_messages();
+	edge_triggered();
 	printf("done\n");
 	return 0;
 }

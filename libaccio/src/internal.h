@@ -325,6 +325,7 @@ enum { FORK_READER, FORK_RELEASE, FORK_KEEP };	/* ACCIO_FORK */
 HIDDEN extern int accio_spin_auto;	/* ACCIO_SPIN_US=auto[:MAX]: MAX, else 0 */
 #define ACCIO_SPIN_AUTO_MAX 50		/* us: Linux's busy-poll default too */
 HIDDEN extern unsigned int accio_ring_bytes;
+HIDDEN int uring_in_process(void);	/* table lock held */
 HIDDEN void stats_attach(struct conn *c, int fd);
 HIDDEN void stats_detach(struct conn *c);
 HIDDEN void stats_forget_after_fork(void);

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -317,6 +318,106 @@ void stats_forget_after_fork(void)
 	statfile = NULL;
 	statfile_failed = 0;
 }
+
+/* ---- io_uring -------------------------------------------------------- */
+
+/*
+ * Operations a program submits through an io_uring (epoll_ctl, recvmsg,
+ * sendmsg; libuv batches its epoll changes that way) never pass through
+ * the library: on a socket with a row they would wait on the kernel socket
+ * while the datagrams sit in the ring. A process with an io_uring keeps its
+ * UDP sockets on the kernel path (`kernel:io_uring`): the library looks for
+ * one in its address space (the rings are mapped) before the first row, and
+ * sees io_uring_setup made through syscall(3), after which every row goes.
+ * A ring set up with a raw system call after a socket got its row is not
+ * seen.
+ */
+static int uring_state;	/* 0: not looked yet, 1: none, 2: the process has one */
+
+static int maps_have_uring(void)
+{
+	static const char pat[] = "[io_uring]";
+	char buf[4096 + sizeof(pat)];
+	size_t keep = 0, len;
+	ssize_t n;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), found = 0;
+
+	if (fd < 0)
+		return 0;
+	/* a line may straddle two reads: the tail of each is kept */
+	while (!found && (n = syscall(SYS_read, fd, buf + keep, 4096)) > 0) {
+		len = keep + n;
+		found = memmem(buf, len, pat, sizeof(pat) - 1) != NULL;
+		keep = len < sizeof(pat) - 1 ? len : sizeof(pat) - 1;
+		memmove(buf, buf + len - keep, keep);
+	}
+	syscall(SYS_close, fd);
+	return found;
+}
+
+int uring_in_process(void)
+{
+	if (!uring_state)
+		uring_state = maps_have_uring() ? 2 : 1;
+	return uring_state == 2;
+}
+
+#if defined(__riscv) && __riscv_xlen == 64
+static void uring_release(struct sock *s)
+{
+	if (!s->conn || s->explicit_accel)
+		return;
+	conn_release(s, 0);
+	s->kpath = ACCIO_KPATH_IO_URING;
+	s->tried = 1;
+	stats_attach_kernel(s);
+}
+
+/* The process made an io_uring: its rows go, its sockets stay on the kernel. */
+static void uring_seen(void)
+{
+	pthread_mutex_lock(&accio_table_lock);
+	uring_state = 2;
+	fd_foreach_sock(uring_release);
+	pthread_mutex_unlock(&accio_table_lock);
+}
+
+/*
+ * syscall(3): the C library's, plus a look at io_uring_setup. An ecall
+ * with the number in a7 and six arguments, errno as the C libraries set it.
+ */
+long syscall(long nr, ...)
+{
+	va_list ap;
+	long a[6], r;
+	int i;
+
+	va_start(ap, nr);
+	for (i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	{
+		register long a0 __asm__("a0") = a[0];
+		register long a1 __asm__("a1") = a[1];
+		register long a2 __asm__("a2") = a[2];
+		register long a3 __asm__("a3") = a[3];
+		register long a4 __asm__("a4") = a[4];
+		register long a5 __asm__("a5") = a[5];
+		register long a7 __asm__("a7") = nr;
+
+		__asm__ volatile("ecall" : "+r"(a0) : "r"(a1), "r"(a2), "r"(a3), "r"(a4),
+				 "r"(a5), "r"(a7) : "memory");
+		r = a0;
+	}
+	if (r < 0 && r > -4096) {
+		errno = (int)-r;
+		return -1;
+	}
+	if (nr == SYS_io_uring_setup)
+		uring_seen();
+	return r;
+}
+#endif
 
 /* ---- start and exit ---------------------------------------------------- */
 

@@ -161,14 +161,34 @@ static struct ep_reg *ep_find(int epfd, int fd)
 	return NULL;
 }
 
+/*
+ * A row fd is registered level-triggered: the kernel arms a row for its
+ * wake-up when epoll polls the row fd, and with EPOLLET epoll does not poll
+ * it again after reporting it, while the program empties the ring in user
+ * space - the row would never be armed again, and a datagram arriving
+ * later would not wake the program. The user-space check of epoll_wait
+ * reports such a socket while its ring holds data, as ET programs expect
+ * (they read until EAGAIN).
+ */
+static struct epoll_event *row_event(const struct epoll_event *ev, struct epoll_event *tmp)
+{
+	if (!ev)
+		return NULL;
+	*tmp = *ev;
+	tmp->events &= ~EPOLLET;
+	return tmp;
+}
+
 int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
+	struct epoll_event tmp;
 	struct ep_reg *e, *n;
-	int r;
+	int r, kfd;
 
 	if (op == EPOLL_CTL_ADD)
 		maybe_accelerate(fd, 0);
-	r = syscall(SYS_epoll_ctl, epfd, op, rowfd_of(fd), ev);
+	kfd = rowfd_of(fd);
+	r = syscall(SYS_epoll_ctl, epfd, op, kfd, kfd != fd ? row_event(ev, &tmp) : ev);
 	if (r < 0 || !fd_sock_classify(fd))
 		return r;
 	pthread_mutex_lock(&accio_table_lock);
@@ -206,6 +226,7 @@ int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
  */
 void epoll_migrate(struct sock *s, int rowfd)
 {
+	struct epoll_event tmp;
 	int i;
 
 	for (i = 0; i < nep_regs; i++) {
@@ -214,7 +235,7 @@ void epoll_migrate(struct sock *s, int rowfd)
 		syscall(SYS_epoll_ctl, ep_regs[i].epfd, EPOLL_CTL_DEL,
 			ep_regs[i].fd, NULL);
 		syscall(SYS_epoll_ctl, ep_regs[i].epfd, EPOLL_CTL_ADD, rowfd,
-			&ep_regs[i].ev);
+			row_event(&ep_regs[i].ev, &tmp));
 	}
 }
 

@@ -29,6 +29,7 @@ enum accio_kpath {
 	ACCIO_KPATH_NOROW,	/* every row taken (ENOSPC) */
 	ACCIO_KPATH_NOTNIC,	/* bound to an address not on the Accio NIC */
 	ACCIO_KPATH_REFUSED,	/* the kernel refused a row for another reason */
+	ACCIO_KPATH_IO_URING,	/* the process has an io_uring: calls the library cannot see */
 	ACCIO_KPATH_FIRST_OPTION,
 	ACCIO_KPATH_RECVTOS = ACCIO_KPATH_FIRST_OPTION,	/* IP_RECVTOS */
 	ACCIO_KPATH_RECVTTL,	/* IP_RECVTTL */
@@ -40,7 +41,7 @@ enum accio_kpath {
 };
 
 #define ACCIO_KPATH_NAMES { "ring", "shared", "fork", "ipv6", "no-row", "not-nic", \
-	"refused", "ip_recvtos", "ip_recvttl", "ip_recvopts", "so_rxq_ovfl", \
+	"refused", "io_uring", "ip_recvtos", "ip_recvttl", "ip_recvopts", "so_rxq_ovfl", \
 	"so_timestamping", "ip_header" }
 
 struct accio_statslot {

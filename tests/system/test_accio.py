@@ -296,7 +296,8 @@ def test_posix_calls_return_what_linux_returns():
                  "cm-recvtos ret=70 errno=- flags=0x0 clen=24 [0:1:17 value=0]",
                  "cm-rxq-ovfl ret=73 errno=- flags=0x0 clen=0",
                  "v6-recvfrom-mapped ret=80 errno=- fromlen=28 from_peer=1 same=1",
-                 "rcvbuf-burst ret=120 errno=- in_order=1"):
+                 "rcvbuf-burst ret=120 errno=- in_order=1",
+                 "et-wait-2 ret=1 errno=- events=0x1", "et-drain-2 ret=1 errno=- last_errno=EAGAIN"):
         assert line in linux, line
     for name in names:
         first, desc, control, kernel_path = stats[name]
