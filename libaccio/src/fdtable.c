@@ -163,6 +163,8 @@ void fd_new_socket(int fd, int family, int udp, int nonblock)
 		if (udp)
 			__atomic_store_n(&e->sock, udp_sock_new(fd, family, nonblock),
 					 __ATOMIC_RELEASE);
+		if (e->sock && e->sock->kpath)
+			stats_attach_kernel(e->sock);	/* in `accio stat` at once */
 	}
 	pthread_mutex_unlock(&accio_table_lock);
 }

@@ -93,13 +93,14 @@ def test_debian_servers_in_their_default_setup_accelerated():
     for i in range(1, N_LOG + 1):
         assert re.search(rf"accio-msg-{i}$", log, re.M), (i, log)
     # dnsmasq: its IPv4 socket on a row, queries in and answers out through
-    # the rings (the answers carry IP_PKTINFO naming the row's source); its
-    # dual-stack IPv6 socket on the kernel path, said so
+    # the rings (the answers carry IP_PKTINFO naming the row's source; the
+    # client's first tries may reach the socket before its row and are
+    # answered through the kernel); its IPv6 socket on the kernel path, said so
     dns = stat_rows(stat, "dnsmasq")
     ring = [r for r in dns if r["PATH"] == "ring"]
     assert len(ring) == 1, stat
     assert int(ring[0]["RX_RING"]) >= N_DNS and int(ring[0]["TX_RING"]) >= N_DNS, ring
-    assert ring[0]["TX_KERNEL"] == "0", ring
+    assert int(ring[0]["TX_KERNEL"]) <= int(ring[0]["RX_KERNEL"]), ring
     assert any(r["PATH"] == "kernel:ipv6" for r in dns), stat
     # rsyslogd: every message through its row
     rsys = [r for r in stat_rows(stat, "rsyslogd") if r["PATH"] == "ring"]
