@@ -26,19 +26,12 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import accio  # noqa: E402
+from bench_programs import ring_share  # noqa: E402
 
 GLIBC = "env LD_PRELOAD=/usr/lib/riscv64-linux-gnu/libaccio.so ACCIO_STATS=1"
 MUSL = "env LD_PRELOAD=/usr/lib/libaccio.so ACCIO_STATS=1"
 MODES = ("linux", "accio")
 NAMES = 50
-
-
-def ring_share(out):
-    st = [dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", l))
-          for l in re.findall(r"^accio: (fd=.*)$", out, re.M)]
-    rx = sum(s["rx_ring"] for s in st)
-    tot = rx + sum(s["rx_kernel"] for s in st)
-    return round(100.0 * rx / tot, 1) if tot else None
 
 
 def server_rows(out):
@@ -63,7 +56,7 @@ def dnsmasq(mode, seconds):
               "for i in $(seq 60); do dig @10.0.3.1 h1.test +short +tries=1 +time=1 "
               "| grep -q 10.1.0.1 && break; sleep 1; done;"
               f"{pre} dnsperf -s 10.0.3.1 -d /tmp/q -l {seconds} -c 1 -t 2 2>&1")
-    rs, rc = accio.run_pair(server, client, timeout=seconds + 400, grace=2,
+    rs, rc = accio.run_pair(server, client, timeout=seconds + 400, grace=seconds + 60,
                             pkgs=("dnsmasq-base", "bind9-dnsutils", "dnsperf"))
     out = rc.output
     qps = re.search(r"Queries per second:\s+([\d.]+)", out)

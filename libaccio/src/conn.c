@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <net/if.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -113,6 +114,15 @@ static uint32_t ring_bytes(int buf)
 	return buf ? ring_size_for(buf) : 0;
 }
 
+/* Does the kernel socket hold a datagram (of any length)? No waiting. */
+static int socket_readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct timespec zero = { 0, 0 };
+
+	return syscall(SYS_ppoll, &p, 1, &zero, NULL, 0) == 1 && (p.revents & POLLIN);
+}
+
 /* Hand a bound UDP socket to the uncore. Table lock held. */
 int conn_create(struct sock *s)
 {
@@ -163,10 +173,10 @@ int conn_create(struct sock *s)
 	/*
 	 * Datagrams that reached the socket before the row existed (or that
 	 * an earlier row handed back) are older than any in the ring: they
-	 * are read first.
+	 * are read first. Whatever the socket holds now came before the row.
 	 */
 	c->kernel_pending = 1;
-	c->backlog = 1;
+	c->backlog = socket_readable(s->fd);
 	stats_attach(c, s->fd);
 	__atomic_store_n(&s->conn, c, __ATOMIC_RELEASE);
 	epoll_migrate(s, c->rowfd);
@@ -624,20 +634,6 @@ static ssize_t kernel_recv(struct conn *c, struct rx_args *a, int flags)
 }
 
 /* ---- receive control messages ---------------------------------------- */
-
-#ifndef SO_TIMESTAMP_OLD
-#define SO_TIMESTAMP_OLD	29
-#define SO_TIMESTAMPNS_OLD	35
-#define SO_TIMESTAMPING_OLD	37
-#endif
-#ifndef SO_TIMESTAMP_NEW
-#define SO_TIMESTAMP_NEW	63
-#define SO_TIMESTAMPNS_NEW	64
-#define SO_TIMESTAMPING_NEW	65
-#endif
-#ifndef IP_ORIGDSTADDR
-#define IP_ORIGDSTADDR		20
-#endif
 
 /* The control buffer being filled, as the kernel's put_cmsg() does it. */
 struct cmsg_out {

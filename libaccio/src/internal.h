@@ -137,6 +137,36 @@ struct sock {
 #define ROW_NO_DF	0x01	/* IP_MTU_DISCOVER other than WANT or DO */
 #define ROW_GROUP	0x02	/* SO_REUSEPORT */
 
+/* Linux's option numbers the C libraries' headers may lack (asm-generic) */
+#ifndef SO_TIMESTAMP_OLD
+#define SO_TIMESTAMP_OLD	29
+#define SO_TIMESTAMPNS_OLD	35
+#define SO_TIMESTAMPING_OLD	37
+#endif
+#ifndef SO_TIMESTAMP_NEW
+#define SO_TIMESTAMP_NEW	63
+#define SO_TIMESTAMPNS_NEW	64
+#define SO_TIMESTAMPING_NEW	65
+#endif
+#ifndef SO_RXQ_OVFL
+#define SO_RXQ_OVFL		40
+#endif
+#ifndef IP_PASSSEC
+#define IP_PASSSEC		18
+#endif
+#ifndef IP_RECVORIGDSTADDR
+#define IP_RECVORIGDSTADDR	20
+#endif
+#ifndef IP_ORIGDSTADDR
+#define IP_ORIGDSTADDR		IP_RECVORIGDSTADDR
+#endif
+#ifndef IP_CHECKSUM
+#define IP_CHECKSUM		23
+#endif
+#ifndef IP_RECVFRAGSIZE
+#define IP_RECVFRAGSIZE		25
+#endif
+
 /* Control messages a receive through the ring reproduces (struct sock.rxcm) */
 #define RXCM_PKTINFO	0x01	/* IP_PKTINFO */
 #define RXCM_ORIGDST	0x02	/* IP_RECVORIGDSTADDR */

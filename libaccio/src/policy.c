@@ -175,6 +175,18 @@ static struct accio_statfile *statfile_open(void)
 	return f;
 }
 
+/* A free slot of the file, or -1 (counted in overflow). Table lock held. */
+static int free_slot(struct accio_statfile *f)
+{
+	int i;
+
+	for (i = 0; i < ACCIO_STATFILE_SLOTS; i++)
+		if (f->slot[i].fd < 0)
+			return i;
+	f->overflow++;
+	return -1;
+}
+
 /* Count the connection in the file (table lock held); fd: its descriptor. */
 void stats_attach(struct conn *c, int fd)
 {
@@ -184,13 +196,8 @@ void stats_attach(struct conn *c, int fd)
 	if (!f)
 		return;
 	if (c->slot < 0) {
-		for (i = 0; i < ACCIO_STATFILE_SLOTS; i++)
-			if (f->slot[i].fd < 0)
-				break;
-		if (i == ACCIO_STATFILE_SLOTS) {
-			f->overflow++;
+		if ((i = free_slot(f)) < 0)
 			return;
-		}
 		c->slot = i;
 		f->slot[i].st = *c->st;
 		f->slot[i].st.row = c->row;
@@ -214,13 +221,8 @@ void stats_attach_kernel(struct sock *s)
 	if (!f || !s->kpath)
 		return;
 	if (s->slot < 0) {
-		for (i = 0; i < ACCIO_STATFILE_SLOTS; i++)
-			if (f->slot[i].fd < 0)
-				break;
-		if (i == ACCIO_STATFILE_SLOTS) {
-			f->overflow++;
+		if ((i = free_slot(f)) < 0)
 			return;
-		}
 		s->slot = i;
 		memset(&f->slot[i].st, 0, sizeof(f->slot[i].st));
 		f->slot[i].st.rx_kernel = s->kst.rx_kernel;

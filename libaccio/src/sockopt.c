@@ -38,30 +38,6 @@
 #include "internal.h"
 #include "statfile.h"
 
-#ifndef SO_TIMESTAMP_OLD
-#define SO_TIMESTAMP_OLD	29
-#define SO_TIMESTAMPNS_OLD	35
-#endif
-#ifndef SO_TIMESTAMP_NEW
-#define SO_TIMESTAMP_NEW	63
-#define SO_TIMESTAMPNS_NEW	64
-#define SO_TIMESTAMPING_NEW	65
-#endif
-#ifndef SO_RXQ_OVFL
-#define SO_RXQ_OVFL		40
-#endif
-#ifndef IP_RECVFRAGSIZE
-#define IP_RECVFRAGSIZE		25
-#endif
-#ifndef IP_CHECKSUM
-#define IP_CHECKSUM		23
-#endif
-#ifndef IP_PASSSEC
-#define IP_PASSSEC		18
-#endif
-#ifndef IP_RECVORIGDSTADDR
-#define IP_RECVORIGDSTADDR	20
-#endif
 
 /* SO_TIMESTAMPING flags the ring serves (the rest: kernel path) */
 #define TS_RING (SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_RX_SOFTWARE | \

@@ -78,8 +78,10 @@ def test_fast_path_makes_no_data_path_system_calls():
     assert kv(fast)["ok"] == str(n) and kv(linux)["ok"] == str(n)
     f, k = syscalls(fast), syscalls(linux)
     assert sum(f.get(c, 0) for c in DATA_PATH) == 0, f
-    # read/write: only the dynamic loader opening libaccio.so, never per datagram
-    assert f.get("read", 0) + f.get("write", 0) <= 2, f
+    # read/write: only the dynamic loader opening libaccio.so and libaccio's
+    # one look at its address space for an io_uring (/proc/self/maps, before
+    # the first row), never per datagram
+    assert f.get("read", 0) + f.get("write", 0) <= 4, f
     assert k.get("sendto", 0) >= n and k.get("recvfrom", 0) >= n, k
     assert accio_stats(fast)[0]["rx_ring"] == n
 
