@@ -52,7 +52,7 @@ def dnsmasq(mode, seconds):
               f"{pre} dnsmasq -d -C /dev/null -u root --no-resolv --no-hosts "
               "--addn-hosts=/tmp/hosts > /tmp/dnsmasq.log 2>&1 & "
               f"sleep {seconds + 40}; echo @@stat@@; accio stat")
-    client = (" ".join(f"echo h{i}.test A;" for i in range(1, NAMES + 1)) + " > /tmp/q;"
+    client = (f"for i in $(seq {NAMES}); do echo h$i.test A; done > /tmp/q;"
               "for i in $(seq 60); do dig @10.0.3.1 h1.test +short +tries=1 +time=1 "
               "| grep -q 10.1.0.1 && break; sleep 1; done;"
               f"{pre} dnsperf -s 10.0.3.1 -d /tmp/q -l {seconds} -c 1 -t 2 2>&1")
