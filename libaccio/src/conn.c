@@ -262,12 +262,12 @@ void maybe_accelerate(int fd, int may_bind)
 	sl = sizeof(sa);
 	if (syscall(SYS_getpeername, fd, &sa, &sl) == 0)
 		rport = ntohs(sa.sin_port);
-	if (ensure_bound(fd, &lport) == 0 && policy_wants(lport, rport) &&
-	    uring_in_process()) {
+	if (ensure_bound(fd, &lport) < 0 || !policy_wants(lport, rport)) {
+		/* not ours to accelerate */
+	} else if (uring_in_process()) {
 		s->kpath = ACCIO_KPATH_IO_URING;
 		stats_attach_kernel(s);
-	} else if (ensure_bound(fd, &lport) == 0 && policy_wants(lport, rport) &&
-		   sock_may_accelerate(s)) {
+	} else if (sock_may_accelerate(s)) {
 		if (conn_create(s) == 0) {
 			stats_detach_kernel(s);
 			s->kpath = 0;
