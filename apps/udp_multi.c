@@ -5,7 +5,7 @@
  * accelerated, or a share of the rows when there are more clients than
  * rows).
  *
- * usage: udp_multi -T CLIENTS [-o PREFIX] [udp_pingpong options...]
+ * usage: udp_multi -T CLIENTS [-o PREFIX] [-a] [udp_pingpong options...]
  *
  * Every client starts at once, opens its socket and runs its warm-up
  * round trips, then waits at a barrier (udp_pingpong -b); when all are
@@ -14,10 +14,14 @@
  * trips share the harts with the start-up of others (exec, dynamic
  * linking, sockets, rows).
  * With -o, client i's output goes to PREFIX.i (i = 1..T), else nowhere.
+ * With -a, client i runs on hart (i - 1) mod N only (N the harts online),
+ * so that T <= N clients each have a hart of their own.
  *
  * Prints "clients=T ready=R ok=K" (R reached the barrier) and exits 0 when
  * every client succeeded.
  */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +34,8 @@ int main(int argc, char **argv)
 	char **args = calloc(argc + 3, sizeof(char *));
 	const char *prefix = NULL;
 	int t = 0, i, n = 0, ok = 0, ready = 0, st, rdy[2], go[2], r, g;
+	int pin = 0;
+	long harts = sysconf(_SC_NPROCESSORS_ONLN);
 	char path[256], c;
 
 	args[n++] = "udp_pingpong";
@@ -38,13 +44,15 @@ int main(int argc, char **argv)
 			t = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
 			prefix = argv[++i];
+		else if (!strcmp(argv[i], "-a"))
+			pin = 1;
 		else
 			args[n++] = argv[i];
 	}
 	args[n++] = "-q";
 	args[n++] = "-b";
 	if (t < 1) {
-		fprintf(stderr, "usage: udp_multi -T CLIENTS [-o PREFIX] [udp_pingpong options]\n");
+		fprintf(stderr, "usage: udp_multi -T CLIENTS [-o PREFIX] [-a] [udp_pingpong options]\n");
 		return 2;
 	}
 	if (pipe(rdy) < 0 || pipe(go) < 0) {
@@ -59,6 +67,16 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (pid == 0) {
+			if (pin && harts > 0) {
+				cpu_set_t set;
+
+				CPU_ZERO(&set);
+				CPU_SET((i - 1) % harts, &set);
+				if (sched_setaffinity(0, sizeof(set), &set) < 0) {
+					perror("udp_multi: sched_setaffinity");
+					_exit(127);
+				}
+			}
 			if (prefix)
 				snprintf(path, sizeof(path), "%s.%d", prefix, i);
 			if (!freopen(prefix ? path : "/dev/null", "w", stdout))

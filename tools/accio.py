@@ -28,9 +28,12 @@ Options for boot and run:
   --mem SIZE        guest memory (default 1G)
   --icount [SHIFT]  deterministic virtual time: each instruction advances the
                     clock by 2^SHIFT ns (default 4); idle time is skipped;
-                    the harts take turns of at most 2000 instructions
-                    (ACCIO_RR_TIMESLICE) and run in parallel in virtual
-                    time (ACCIO_ICOUNT_PARALLEL=0: QEMU's serial icount)
+                    the harts run in parallel in virtual time, each on
+                    its own clock, no running hart more than 1000 ns
+                    (ACCIO_ICOUNT_SKEW_NS) ahead of another, a hart
+                    alone at most 2000 instructions a turn
+                    (ACCIO_RR_TIMESLICE); ACCIO_ICOUNT_PARALLEL=0:
+                    QEMU's serial icount
   --wire KIND       the NIC's host side: user (default; the host is 10.0.2.2),
                     socket:PORT (QEMU connects to a raw-frame peer on
                     127.0.0.1:PORT), dgram:LOCAL:REMOTE (frames as UDP
@@ -92,6 +95,9 @@ RR_TIMESLICE = int(os.environ.get("ACCIO_RR_TIMESLICE", "2000"))
 # on a multi-core chip; 0 gives QEMU's own icount, where every instruction
 # of every hart advances the one clock
 ICOUNT_PARALLEL = os.environ.get("ACCIO_ICOUNT_PARALLEL", "1") != "0"
+# --icount with the harts in parallel: no running hart runs ahead of
+# another by more than this many ns of virtual time (QEMU patch 0010)
+ICOUNT_SKEW_NS = int(os.environ.get("ACCIO_ICOUNT_SKEW_NS", "1000"))
 BEGIN = "@@ACCIO-BEGIN@@"
 END_RE = re.compile(r"@@ACCIO-END rc=(\d+)@@")
 
@@ -147,13 +153,15 @@ def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
     if icount is not None:
         # Fixed guest randomness (the devicetree's rng-seed) and an RTC on
         # the virtual clock, so that equal runs execute equal instructions.
-        # The harts run in turn; a slice of at most 2000 instructions
-        # keeps a hart that spins on a lock held by a hart out of its
-        # slice from spinning for tens of thousands (QEMU patch 0003).
+        # Each hart has its own virtual time; the one furthest behind
+        # runs next, at most ACCIO_ICOUNT_SKEW_NS ahead of any other
+        # running hart, and a hart alone runs at most ACCIO_RR_TIMESLICE
+        # instructions in a turn (QEMU patches 0003, 0004, 0010).
         cmd += ["-icount", f"shift={icount},sleep=off", "-seed", "1",
                 "-rtc", "base=2026-01-01T00:00:00,clock=vm",
                 "-accel", f"tcg,rr-timeslice={RR_TIMESLICE}"
-                + (",icount-parallel=on" if ICOUNT_PARALLEL else "")]
+                + (f",icount-parallel=on,icount-skew-ns={ICOUNT_SKEW_NS}"
+                   if ICOUNT_PARALLEL else "")]
     if fwd_udp and wire != "user":
         raise AccioError("UDP forwarding needs the user wire")
     if wire == "user":
