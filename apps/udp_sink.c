@@ -15,8 +15,18 @@
  * GAP_NS ns (0: back to back at the link rate), and also prints
  * "lost=L" (datagrams of the stream that did not arrive, by their
  * sequence numbers) and "offered_mbps=O" (the payload rate asked for).
+ * With -z (under LD_PRELOAD=/usr/lib/libaccio.so) the receiver reads each
+ * datagram in place in the row's RX ring (accio_zc_recv/accio_zc_release:
+ * no copy, no system call), and also prints "hw_mbps=H": the payload rate
+ * delivered, by the NIC's receive timestamps from the first datagram to
+ * the last; with -G also "engine_mbps=E": the stream's rate into the NIC
+ * and its engine over the same span, the datagrams the ring had no room
+ * for counted too (by their sequence numbers).
  */
 #include <arpa/inet.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <sys/time.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -42,6 +52,10 @@ static void report(long n, long long bytes, uint64_t us)
 	       n, bytes, (unsigned long long)us, n * 1e6 / us, bytes * 8.0 / us);
 }
 
+/* libaccio's zero-copy receive, found at run time (-z) */
+static ssize_t (*zc_recv)(int, const void **, struct sockaddr_in *, uint64_t *);
+static int (*zc_release)(int, const void *);
+
 int main(int argc, char **argv)
 {
 	static char buf[65536];
@@ -51,10 +65,12 @@ int main(int argc, char **argv)
 	unsigned long long gap = 0, seq, top = 0;
 	long count = 1000, n = 0;
 	long long bytes = 0;
-	uint64_t t0, t1;
+	uint64_t t0, t1, hw, hw0 = 0, hw1 = 0, seq0 = 0, seq1 = 0;
+	long long hw_bytes = 0;
+	int zc = 0;
 	ssize_t r;
 
-	while ((opt = getopt(argc, argv, "c:p:n:s:t:G:g:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:p:n:s:t:G:g:z")) != -1) {
 		switch (opt) {
 		case 'c': host = optarg; break;
 		case 'G': gen = optarg; break;
@@ -63,9 +79,10 @@ int main(int argc, char **argv)
 		case 'n': count = atol(optarg); break;
 		case 's': size = atoi(optarg); break;
 		case 't': idle = atoi(optarg); break;
+		case 'z': zc = 1; break;
 		default:
 			fprintf(stderr, "usage: udp_sink [-c HOST | -G HOST [-g GAP_NS]] "
-				"[-p PORT] [-n COUNT] [-s SIZE] [-t IDLE_MS]\n");
+				"[-p PORT] [-n COUNT] [-s SIZE] [-t IDLE_MS] [-z]\n");
 			return 2;
 		}
 	}
@@ -96,6 +113,19 @@ int main(int argc, char **argv)
 		perror("udp_sink: bind");
 		return 1;
 	}
+	if (zc) {
+		struct timeval tv = { .tv_sec = idle / 1000, .tv_usec = idle % 1000 * 1000 };
+
+		zc_recv = (ssize_t (*)(int, const void **, struct sockaddr_in *, uint64_t *))
+			dlsym(RTLD_DEFAULT, "accio_zc_recv");
+		zc_release = (int (*)(int, const void *))dlsym(RTLD_DEFAULT, "accio_zc_release");
+		if (!zc_recv || !zc_release) {
+			fprintf(stderr, "udp_sink: -z needs libaccio (LD_PRELOAD=/usr/lib/libaccio.so)\n");
+			return 2;
+		}
+		/* accio_zc_recv blocks as recv does: the idle time bounds it */
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
 	if (gen) {
 		struct sockaddr_in ga = { .sin_family = AF_INET,
 					  .sin_port = htons(5001) };
@@ -119,12 +149,34 @@ int main(int argc, char **argv)
 	t0 = t1 = 0;
 	while (n < count) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
+		const void *rb;
 
-		if (poll(&p, 1, idle) <= 0)
-			break;
-		r = recv(fd, buf, sizeof(buf), 0);
-		if (r < 0)
-			break;
+		if (zc) {
+			hw = 0;
+			r = zc_recv(fd, &rb, NULL, &hw);
+			if (r < 0)
+				break;
+			memcpy(buf, rb, r >= 8 ? 8 : r);
+			if (zc_release(fd, rb) < 0)
+				break;
+			if (hw) {
+				memcpy(&seq, buf, 8);
+				if (hw0) {
+					hw_bytes += r;
+				} else {
+					hw0 = hw;
+					seq0 = seq;
+				}
+				hw1 = hw;
+				seq1 = seq;
+			}
+		} else {
+			if (poll(&p, 1, idle) <= 0)
+				break;
+			r = recv(fd, buf, sizeof(buf), 0);
+			if (r < 0)
+				break;
+		}
 		if (!n)
 			t0 = now_us();
 		t1 = now_us();
@@ -137,6 +189,12 @@ int main(int argc, char **argv)
 		}
 	}
 	report(n, bytes, t1 - t0);
+	if (zc && hw1 > hw0) {
+		printf("hw_mbps=%.1f\n", hw_bytes * 8e3 / (hw1 - hw0));
+		if (gen && seq1 > seq0)
+			printf("engine_mbps=%.1f\n", (seq1 - seq0) * (double)size * 8e3 /
+			       (hw1 - hw0));
+	}
 	if (gen)
 		printf("lost=%ld offered_mbps=%.1f last_seq=%llu\n", count - n,
 		       gap ? size * 8.0 * 1000 / gap : 0.0, top ? top - 1 : 0);

@@ -6,15 +6,18 @@ usage: python3 eval/bench_soc.py [--json FILE] [--no-boot]
 1. Calibration: hardware/soc/sw/calib.c runs the same paths on the RTL SoC
    (build/soc/soc-sim1: a Rocket core and the uncore RTL; figures in core
    cycles) and on QEMU's virt machine with the uncore's C model (built with
-   -DSOC_QEMU, icount shift 0: one instruction per ns, so the model's device
-   delays in ns read as cycles of a 1 GHz core with one instruction per
-   cycle). Each runs with the wire's echo 200 and 1200 cycles (ns) late; the
-   transmit paths are given without the wire (the difference of the two runs
-   must be the 1000 added). Four of the model's timing parameters are then
-   fitted to four paths (the bus's speed to the doorbell path's cost per
-   byte, the TX pipeline, the TX ring's fetch latency and the interrupt
-   delay to the 64-byte paths); the 1024-byte MMIO-window path is not used in
-   the fit and checks it.
+   -DSOC_QEMU) at the evaluation's clock: icount shift 4, 16 ns per
+   instruction, the harts, the bus, the NIC and the uncore on that one
+   clock (the model's timing parameters are in its cycles). Each runs with
+   the wire's echo 200 and 1200 cycles late; the transmit paths are given
+   without the wire (the difference of the two runs must be the 1000
+   added). The model as shipped (its devices' defaults) is measured, and
+   its bus width, TX pipeline, TX ring fetch and interrupt delay are fitted
+   again to four paths (the bus to the doorbell path's cost per byte, the
+   others to the 64-byte paths), and the uncached load's and store's
+   cycles to the RTL's (the ready-queue pop, a load too, checks it); the 1024-byte
+   MMIO-window path is not used in the fit and checks it. The shipped
+   defaults should be the fitted values (a check prints any difference).
 2. Simulation speed: hardware/soc/sw/spin.c (the same checksum loop on every
    hart) on the 1-hart model and the 4-hart one (WithAccioUncore): simulated cycles per wall second, and
    the core's IPC on it.
@@ -73,28 +76,54 @@ def rtl_calib(delay):
     return kv(r.stdout)
 
 
-# The model's timing parameters: as shipped (the evaluation's), and the ones
-# this script fits to the RTL (bus at the core clock: the RTL's uncore moves
-# 8 bytes per core cycle, one model ns standing for one core cycle).
-SHIPPED = {"accio-nic.bus-freq-hz": 50000000, "accio-nic.pipeline-ns": 200,
-           "accio-uncore.tx-fetch-ns": 0, "accio-uncore.irq-delay-ns": 0}
+# The evaluation's clock: icount shift 4, one instruction (one cycle of the
+# SoC's one clock) every 16 ns.
+SHIFT = 4
+CYCLE_NS = 1 << SHIFT
+# the model's timing parameters (cycles of the SoC clock; the bus width in
+# bits a cycle), with their QEMU device and property
+PARAMS = ["accio-nic.bus-width-bits", "accio-nic.pipeline-cycles",
+          "accio-uncore.tx-fetch-cycles", "accio-uncore.irq-delay-cycles",
+          "accio-uncore.load-cycles", "accio-uncore.store-cycles"]
 
 
-def model_calib(elf, delay, params=SHIPPED):
+def shipped():
+    """The devices' defaults, from QEMU itself (-device TYPE,help)."""
     a = accio.artefacts()
-    cmd = [a["qemu"], "-M", "virt", "-smp", "1", "-m", "256M", "-bios", "none",
+    out = {}
+    for dev in sorted({p.split(".")[0] for p in PARAMS}):
+        r = subprocess.run([a["qemu"], "-M", "virt", "-device", f"{dev},help"],
+                           capture_output=True, text=True, timeout=60)
+        for prop, val in re.findall(r"^\s*([\w-]+)=<\w+>.*\(default: (\d+)\)", r.stdout, re.M):
+            if f"{dev}.{prop}" in PARAMS:
+                out[f"{dev}.{prop}"] = int(val)
+    missing = [p for p in PARAMS if p not in out]
+    if missing:
+        sys.exit(f"bench_soc: QEMU lists no default for {', '.join(missing)}")
+    return out
+
+
+def model_calib(elf, delay, params):
+    """calib.c on the QEMU model at the evaluation's clock; figures in
+    cycles (rdcycle reads ns under icount). delay: the echo's, in cycles."""
+    a = accio.artefacts()
+    # the wake-ups on the PLIC, as the RTL SoC wires them (calib.c takes
+    # them as machine external interrupts)
+    cmd = [a["qemu"], "-M", "virt,accio-wake-plic=on", "-smp", "1", "-m", "256M",
+           "-bios", "none",
            "-kernel", elf, "-display", "none", "-serial", "stdio", "-monitor", "none",
-           "-icount", "shift=0,sleep=off", "-no-reboot",
+           "-icount", f"shift={SHIFT},sleep=off", "-no-reboot",
            "-netdev", "hubport,id=wire0,hubid=0",
            "-net", "nic,netdev=wire0,model=accio-nic,macaddr=02:00:00:00:00:02",
-           "-global", "accio-nic.wire-peer=echo", "-global", f"accio-nic.peer-delay-ns={delay}"]
+           "-global", "accio-nic.wire-peer=echo",
+           "-global", f"accio-nic.peer-delay-ns={delay * CYCLE_NS}"]
     for k, v in params.items():
         cmd += ["-global", f"{k}={v}"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if r.returncode:
         sys.exit(f"bench_soc: calib on the QEMU model failed ({r.returncode}):\n"
                  f"{r.stdout}{r.stderr}")
-    return kv(r.stdout)
+    return {k: round(v / CYCLE_NS) for k, v in kv(r.stdout).items()}
 
 
 def without_wire(runs, short, long):
@@ -139,35 +168,59 @@ def main():
             sys.exit(f"bench_soc: build/soc/{n} missing: run make soc")
     qelf = build_qemu_calib()
     short, long = 200, 1200
+    ship = shipped()
     rtl = without_wire({d: rtl_calib(d) for d in (short, long)}, short, long)
-    model = without_wire({d: model_calib(qelf, d) for d in (short, long)}, short, long)
-    # fit, in two steps: the bus's speed from the cost of 960 more bytes on
+    model = without_wire({d: model_calib(qelf, d, ship) for d in (short, long)}, short, long)
+    # fit, in two steps: the bus's width from the cost of 960 more bytes on
     # the doorbell path, then each 64-byte path's missing latency becomes its
     # parameter (the TX pipeline, the TX ring's fetch, the interrupt delay)
-    step = dict(SHIPPED, **{"accio-nic.pipeline-ns": 0})
+    # first the uncached accesses: one of one cycle measures as m0's, the
+    # rest is the uncore's
+    m0 = without_wire({d: model_calib(qelf, d, dict(ship, **{
+        "accio-uncore.load-cycles": 1, "accio-uncore.store-cycles": 1}))
+        for d in (short, long)}, short, long)
+    access = {"accio-uncore.load-cycles": max(1, rtl["load_uncore"] - m0["load_uncore"] + 1),
+              "accio-uncore.store-cycles": max(1, rtl["store_uncore"] - m0["store_uncore"] + 1)}
+    step = dict(ship, **access, **{"accio-nic.pipeline-cycles": 0,
+                                   "accio-uncore.tx-fetch-cycles": 0,
+                                   "accio-uncore.irq-delay-cycles": 0})
     want = rtl["doorbell_tx_rx_1k"] - rtl["doorbell_tx_rx"]
-    lo, hi = 10e6, 4e9                       # bisection on the bus clock
-    for _ in range(12):
-        step["accio-nic.bus-freq-hz"] = int((lo * hi) ** 0.5)
+    lo, hi = 1, 512                          # bisection on the bus width
+    while hi - lo > 1:
+        step["accio-nic.bus-width-bits"] = (lo + hi) // 2
         m1 = without_wire({d: model_calib(qelf, d, step) for d in (short, long)}, short, long)
         if m1["doorbell_tx_rx_1k"] - m1["doorbell_tx_rx"] > want:
-            lo = step["accio-nic.bus-freq-hz"]
+            lo = step["accio-nic.bus-width-bits"]
         else:
-            hi = step["accio-nic.bus-freq-hz"]
+            hi = step["accio-nic.bus-width-bits"]
+    # the closer of the two widths around the RTL's cost per byte
+    best = None
+    for w in (lo, hi):
+        step["accio-nic.bus-width-bits"] = w
+        m = without_wire({d: model_calib(qelf, d, step) for d in (short, long)}, short, long)
+        err = abs(m["doorbell_tx_rx_1k"] - m["doorbell_tx_rx"] - want)
+        if best is None or err < best[0]:
+            best = (err, w, m)
+    _, width, m1 = best
+    step["accio-nic.bus-width-bits"] = width
     pipe = max(0, rtl["window_tx_rx"] - m1["window_tx_rx"])
     fitted = dict(step, **{
-        "accio-nic.pipeline-ns": pipe,
-        "accio-uncore.tx-fetch-ns": max(0, rtl["doorbell_tx_rx"] - m1["doorbell_tx_rx"] - pipe),
-        "accio-uncore.irq-delay-ns": max(0, (rtl["doorbell_irq"] - rtl["doorbell_tx_rx"]) -
-                                         (m1["doorbell_irq"] - m1["doorbell_tx_rx"]))})
+        "accio-nic.pipeline-cycles": pipe,
+        "accio-uncore.tx-fetch-cycles": max(0, rtl["doorbell_tx_rx"] - m1["doorbell_tx_rx"] - pipe),
+        "accio-uncore.irq-delay-cycles": max(0, (rtl["doorbell_irq"] - rtl["doorbell_tx_rx"]) -
+                                             (m1["doorbell_irq"] - m1["doorbell_tx_rx"]))})
     cal = without_wire({d: model_calib(qelf, d, fitted) for d in (short, long)}, short, long)
     rows = []
     for key, what, fit in PATHS:
         r, m, c = rtl[key], model[key], cal[key]
-        rows.append({"path": key, "what": what, "fitted_on": fit, "rtl_cycles": r, "model_ns": m,
+        rows.append({"path": key, "what": what, "fitted_on": fit, "rtl_cycles": r,
+                     "model_cycles": m, "model_ns": m * CYCLE_NS,
                      "model_over_rtl": round(m / r, 2) if r else None,
-                     "calibrated_ns": c, "calibrated_over_rtl": round(c / r, 2) if r else None})
-    res = {"calibration": rows, "shipped_parameters": SHIPPED, "fitted_parameters": fitted,
+                     "calibrated_cycles": c, "calibrated_over_rtl": round(c / r, 2) if r else None})
+    res = {"clock": {"icount_shift": SHIFT, "cycle_ns": CYCLE_NS,
+                     "mhz": round(1000 / CYCLE_NS, 1)},
+           "calibration": rows, "shipped_parameters": ship, "fitted_parameters": fitted,
+           "shipped_is_fitted": ship == fitted,
            "wire_slope": {"rtl": rtl["wire_slope"], "model": model["wire_slope"],
                           "calibrated": cal["wire_slope"]},
            "speed": [speed(1), speed(4)]}
@@ -185,13 +238,16 @@ def main():
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as f:
         json.dump(res, f, indent=1)
-    print("| path | RTL (core cycles) | model as shipped (ns at 1 GIPS) | ratio "
-          "| model fitted | ratio |")
+    print(f"one clock: {1000 / CYCLE_NS:.1f} MHz ({CYCLE_NS} ns a cycle) for harts, bus, NIC, uncore")
+    print("| path | RTL (cycles) | model as shipped (cycles) | ratio | model fitted | ratio |")
     print("|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['what']} | {r['rtl_cycles']} | {r['model_ns']} | {r['model_over_rtl']} "
-              f"| {r['calibrated_ns']} | {r['calibrated_over_rtl']} |")
+        print(f"| {r['what']} | {r['rtl_cycles']} | {r['model_cycles']} | {r['model_over_rtl']} "
+              f"| {r['calibrated_cycles']} | {r['calibrated_over_rtl']} |")
     print("\nfitted: " + " ".join(f"-global {k}={v}" for k, v in fitted.items()))
+    if ship != fitted:
+        print("the shipped defaults differ from the fit: "
+              + ", ".join(f"{k} {ship[k]} (fit {fitted[k]})" for k in PARAMS if ship[k] != fitted[k]))
     print(f"wire slope (should be 1): RTL {rtl['wire_slope']:.3f}, model {model['wire_slope']:.3f}"
           f", fitted {cal['wire_slope']:.3f}")
     for s in res["speed"]:

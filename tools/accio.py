@@ -117,7 +117,8 @@ class Result:
 
 def artefacts():
     need = {
-        "qemu": os.path.join(BUILD, "qemu-system-riscv64"),
+        # ACCIO_QEMU: another QEMU binary (a development build)
+        "qemu": os.environ.get("ACCIO_QEMU") or os.path.join(BUILD, "qemu-system-riscv64"),
         "kernel": os.path.join(BUILD, "Image"),
         "initrd": os.path.join(BUILD, "initramfs.cpio.gz"),
         "bios": OPENSBI,

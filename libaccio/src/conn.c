@@ -437,7 +437,7 @@ uint64_t hw_clock_ns(void)
 }
 
 /* The deadline (in now_us() time) of a blocking call, 0 for none. */
-static uint64_t deadline_of(int timeo_ms)
+uint64_t deadline_of(int timeo_ms)
 {
 	return timeo_ms > 0 ? now_us() + timeo_ms * 1000ull : 0;
 }

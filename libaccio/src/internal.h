@@ -258,6 +258,8 @@ HIDDEN int ensure_bound(int fd, uint16_t *lport);
 HIDDEN void stats_fill(struct conn *c, struct accio_stats *st);
 HIDDEN int rx_empty(struct conn *c);
 HIDDEN int conn_wait(struct conn *c, int dir, uint32_t need, uint64_t deadline);
+/* the deadline of a blocking call with SO_RCVTIMEO/SO_SNDTIMEO timeo_ms */
+HIDDEN uint64_t deadline_of(int timeo_ms);
 HIDDEN int tx_room(struct conn *c, uint32_t rec, int nonblock);
 HIDDEN void tx_publish(struct conn *c, uint32_t rec);
 HIDDEN void tx_stamp_want(struct conn *c);

@@ -116,12 +116,15 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 	uint8_t hdr[ACCIO_RX_HDR] HDR_ALIGN;
 	uint16_t len, sport;
 	uint32_t sip, off;
+	uint64_t deadline;
 	int ready;
 
 	if (!c) {
 		errno = EBADF;
 		return -1;
 	}
+	/* SO_RCVTIMEO bounds the wait, as it does recv()'s */
+	deadline = deadline_of(c->sock->rcvtimeo);
 	rlock_take(&c->rx_lock);
 	if (c->dead)
 		goto dead;
@@ -165,7 +168,7 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 				break;
 		}
 		rlock_release(&c->rx_lock);
-		ready = conn_wait(c, ACCIO_WAIT_RX, 0, 0);
+		ready = conn_wait(c, ACCIO_WAIT_RX, 0, deadline);
 		rlock_take(&c->rx_lock);
 		if (c->dead)
 			goto dead;

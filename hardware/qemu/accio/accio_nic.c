@@ -27,6 +27,7 @@
 #include "migration/vmstate.h"
 #include "net/net.h"
 #include "system/dma.h"
+#include "system/cpu-timers.h"
 #include "hw/accio/accio_nic.h"
 #include "hw/accio/accio_uncore_dev.h"
 
@@ -41,11 +42,38 @@ static uint64_t accio_now(void)
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 }
 
+/*
+ * One clock for the SoC: the harts, the bus, the NIC's pipeline and the
+ * uncore run at the same frequency, the harts' (an instruction a cycle:
+ * 2^shift ns under -icount; without it, the evaluation's 62.5 MHz).
+ */
+uint64_t accio_soc_cycle_ns(void)
+{
+    return icount_enabled() ? icount_to_ns(1) : ACCIO_SOC_CYCLE_NS;
+}
+
+uint64_t accio_soc_cycles_ns(uint64_t cycles)
+{
+    return cycles * accio_soc_cycle_ns();
+}
+
+/* the bus's clock: its own when set, else the SoC's */
+static uint64_t accio_bus_hz(AccioNICState *s)
+{
+    return s->bus_freq_hz ? s->bus_freq_hz :
+           NANOSECONDS_PER_SECOND / accio_soc_cycle_ns();
+}
+
+static uint64_t accio_pipeline_ns(AccioNICState *s)
+{
+    return accio_soc_cycles_ns(s->pipeline_cycles);
+}
+
 static uint64_t accio_bus_ns(AccioNICState *s, uint32_t bytes)
 {
     uint64_t beats = DIV_ROUND_UP((uint64_t)bytes * 8, s->bus_width_bits);
 
-    return muldiv64(beats, NANOSECONDS_PER_SECOND, s->bus_freq_hz);
+    return muldiv64(beats, NANOSECONDS_PER_SECOND, accio_bus_hz(s));
 }
 
 static uint64_t accio_wire_ns(AccioNICState *s, uint32_t bytes)
@@ -70,7 +98,7 @@ static uint32_t accio_tx_used(AccioNICState *s)
 
 static uint32_t accio_rx_used(AccioNICState *s)
 {
-    return s->rx_posted.count + s->rx_inflight.count + s->rx_comp.count;
+    return s->rx_posted.count + s->rx_comp.count;
 }
 
 /* Fixed-size rings of 64-bit words. */
@@ -128,10 +156,25 @@ static bool accio_nic_accept(AccioNICState *s, const uint8_t *buf)
     return memcmp(buf, mac, 6) == 0;
 }
 
+/*
+ * Receive. A frame that passes the MAC's filters waits in the receive FIFO
+ * while it crosses the pipeline and the bus (DMA, the one bus of the
+ * NIC's two directions); when its DMA is done, the offload engine takes it
+ * (its ring record is visible from then on) or the NIC's own queue does (a
+ * posted buffer, then a completion). A full FIFO back-pressures the wire
+ * (the netdev queues, the peer's generator pauses) or, for a sender that
+ * cannot wait, drops the frame (rx_drop_nobuf).
+ */
+static bool accio_nic_rx_fifo_full(AccioNICState *s)
+{
+    return s->rxf_count >= ACCIO_NIC_RX_FIFO;
+}
+
 static void accio_nic_rx_frame(AccioNICState *s, const uint8_t *buf,
                                size_t size, uint64_t arrival)
 {
-    uint64_t addr, done;
+    AccioTxFrame *f;
+    uint32_t i;
 
     if (!(s->ctrl & ACCIO_NIC_CTRL_LOOPBACK_MASK)) {
         accio_pcap_frame(s->pcap, buf, size, arrival);
@@ -152,6 +195,28 @@ static void accio_nic_rx_frame(AccioNICState *s, const uint8_t *buf,
         s->stats[ACCIO_STAT_RX_DROP_FILTER]++;
         return;
     }
+    if (accio_nic_rx_fifo_full(s)) {
+        s->stats[ACCIO_STAT_RX_DROP_NOBUF]++;
+        return;
+    }
+    i = (s->rxf_head + s->rxf_count) % ACCIO_NIC_RX_FIFO;
+    f = &s->rxf_frames[i];
+    memcpy(f->data, buf, size);
+    f->len = size;
+    s->rxf_arrival[i] = arrival;
+    s->rxf_done[i] = accio_dma(s, arrival + accio_pipeline_ns(s), size);
+    s->rxf_count++;
+    if (!timer_pending(s->rx_timer)) {
+        timer_mod(s->rx_timer, s->rxf_done[i]);
+    }
+}
+
+/* A frame's DMA is done: to the engine, or to the NIC's own queue. */
+static void accio_nic_rx_deliver(AccioNICState *s, const uint8_t *buf,
+                                 size_t size, uint64_t arrival)
+{
+    uint64_t addr;
+
     if (s->uncore && accio_uncore_offer(s->uncore, buf, size)) {
         return;     /* the UDP offload engine took it */
     }
@@ -160,10 +225,6 @@ static void accio_nic_rx_frame(AccioNICState *s, const uint8_t *buf,
         return;
     }
     ring_pop(&s->rx_posted, &addr, NULL);
-    /*
-     * The bytes land in memory now; software can only see them once the
-     * completion is posted, after the pipeline and the DMA time.
-     */
     if (dma_memory_write(&address_space_memory, addr, buf, size,
                          MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
         qemu_log_mask(LOG_GUEST_ERROR,
@@ -172,36 +233,40 @@ static void accio_nic_rx_frame(AccioNICState *s, const uint8_t *buf,
         s->stats[ACCIO_STAT_RX_DROP_NOBUF]++;
         return;
     }
-    done = accio_dma(s, arrival + s->pipeline_ns, size);
-    ring_push(&s->rx_inflight, size | ((uint64_t)arrival << 16), done);
+    /* completion: the length, and the arrival time beside it */
+    ring_push(&s->rx_comp, size, arrival);
     s->stats[ACCIO_STAT_RX_FRAMES]++;
     s->stats[ACCIO_STAT_RX_BYTES] += size;
-    if (!timer_pending(s->rx_timer)) {
-        timer_mod(s->rx_timer, done);
-    }
 }
 
 static void accio_nic_rx_timer(void *opaque)
 {
     AccioNICState *s = opaque;
-    uint64_t now = accio_now(), meta, done;
+    uint64_t now = accio_now();
+    bool freed = false;
+    AccioTxFrame *f;
 
-    while (s->rx_inflight.count) {
-        done = s->rx_inflight.b[s->rx_inflight.head];
-        if (done > now) {
-            timer_mod(s->rx_timer, done);
-            break;
-        }
-        ring_pop(&s->rx_inflight, &meta, &done);
-        /* completion: length in [15:0], arrival time kept beside it */
-        ring_push(&s->rx_comp, meta & 0xffff, meta >> 16);
+    while (s->rxf_count && s->rxf_done[s->rxf_head] <= now) {
+        f = &s->rxf_frames[s->rxf_head];
+        accio_nic_rx_deliver(s, f->data, f->len, s->rxf_arrival[s->rxf_head]);
+        s->rxf_head = (s->rxf_head + 1) % ACCIO_NIC_RX_FIFO;
+        s->rxf_count--;
+        freed = true;
+    }
+    if (s->rxf_count) {
+        timer_mod(s->rx_timer, s->rxf_done[s->rxf_head]);
     }
     accio_nic_update_irq(s);
+    if (freed && s->nic) {
+        qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    }
 }
 
 static bool accio_nic_can_receive(NetClientState *nc)
 {
-    return true; /* never back-pressure the wire: drops are counted */
+    AccioNICState *s = qemu_get_nic_opaque(nc);
+
+    return !accio_nic_rx_fifo_full(s);
 }
 
 static ssize_t accio_nic_receive(NetClientState *nc, const uint8_t *buf,
@@ -275,7 +340,7 @@ static void accio_nic_send_req(AccioNICState *s, uint64_t val)
         wire_start = wire_end = now;
     } else {
         dma_done = accio_dma(s, now, len);
-        wire_start = MAX(dma_done + s->pipeline_ns, s->wire_free_at);
+        wire_start = MAX(dma_done + accio_pipeline_ns(s), s->wire_free_at);
         wire_end = wire_start + accio_wire_ns(s, len);
         s->wire_free_at = wire_end;
     }
@@ -428,6 +493,17 @@ static void accio_gen_timer(void *opaque)
     memset(f + len, 0, MAX(len, ETH_MIN_FRAME) - len);  /* padding */
     seq = cpu_to_le64(s->gen_seq);
     memcpy(f + 42, &seq, MIN(8, s->gen_size));
+    if (accio_nic_link_up(s) && accio_nic_rx_fifo_full(s)) {
+        /*
+         * The NIC's FIFO is full: it pauses the link (flow control) and
+         * the frame arrives once a frame ahead of it has crossed the bus.
+         */
+        s->gen_end = MAX(s->gen_end, s->rxf_done[s->rxf_head]);
+        s->peer_wire_free_at = MAX(s->peer_wire_free_at, s->gen_end);
+        s->gen_paused++;
+        timer_mod(s->gen_timer, s->gen_end);
+        return;
+    }
     if (accio_nic_link_up(s)) {
         accio_nic_rx_frame(s, f, MAX(len, ETH_MIN_FRAME), s->gen_end);
     }
@@ -665,7 +741,7 @@ uint64_t accio_nic_transmit(AccioNICState *s, const uint8_t *frame, size_t len,
         s->stats[ACCIO_STAT_TX_ERRORS]++;
         return accio_now();
     }
-    start = MAX(accio_dma(s, accio_now() + fetch_ns, len) + s->pipeline_ns,
+    start = MAX(accio_dma(s, accio_now() + fetch_ns, len) + accio_pipeline_ns(s),
                 s->wire_free_at);
     end = start + accio_wire_ns(s, len);
     s->wire_free_at = end;
@@ -782,9 +858,9 @@ static uint64_t accio_nic_read(void *opaque, hwaddr addr, unsigned size)
     case ACCIO_NIC_BUS_WIDTH_BITS:
         return s->bus_width_bits;
     case ACCIO_NIC_BUS_FREQ_HZ:
-        return s->bus_freq_hz;
+        return accio_bus_hz(s);
     case ACCIO_NIC_PIPELINE_NS:
-        return s->pipeline_ns;
+        return accio_pipeline_ns(s);
     case ACCIO_NIC_LINK_MBPS:
         return s->link_mbps;
     default:
@@ -888,7 +964,7 @@ static void accio_nic_reset_queues(AccioNICState *s)
     memset(&s->tx_inflight, 0, sizeof(s->tx_inflight));
     memset(&s->tx_comp, 0, sizeof(s->tx_comp));
     memset(&s->rx_posted, 0, sizeof(s->rx_posted));
-    memset(&s->rx_inflight, 0, sizeof(s->rx_inflight));
+    s->rxf_head = s->rxf_count = 0;
     memset(&s->rx_comp, 0, sizeof(s->rx_comp));
 }
 
@@ -929,10 +1005,9 @@ static void accio_nic_realize(DeviceState *dev, Error **errp)
                    ACCIO_NIC_MAX_DEPTH);
         return;
     }
-    if (!s->bus_width_bits || s->bus_width_bits % 8 || !s->bus_freq_hz ||
-        !s->link_mbps) {
-        error_setg(errp, "accio-nic: bus width must be a non-zero multiple "
-                   "of 8, bus frequency and link rate non-zero");
+    if (!s->bus_width_bits || !s->link_mbps) {
+        error_setg(errp, "accio-nic: bus width and link rate must be "
+                   "non-zero");
         return;
     }
     if (s->wire_peer && *s->wire_peer && strcmp(s->wire_peer, "echo")) {
@@ -967,6 +1042,8 @@ static void accio_nic_realize(DeviceState *dev, Error **errp)
                                    &s->peer_overflow, OBJ_PROP_FLAG_READ);
     object_property_add_uint64_ptr(OBJECT(s), "peer-generated",
                                    &s->gen_sent, OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(OBJECT(s), "peer-paused",
+                                   &s->gen_paused, OBJ_PROP_FLAG_READ);
     memory_region_init_io(&s->mmio, OBJECT(s), &accio_nic_ops, s,
                           "accio-nic", ACCIO_NIC_MMIO_SIZE);
     sysbus_init_mmio(SYS_BUS_DEVICE(dev), &s->mmio);
@@ -1024,8 +1101,8 @@ static const VMStateDescription vmstate_accio_tx_frame = {
 
 static const VMStateDescription vmstate_accio_nic = {
     .name = "accio-nic",
-    .version_id = 2,
-    .minimum_version_id = 1,
+    .version_id = 3,
+    .minimum_version_id = 3,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT64(ctrl, AccioNICState),
         VMSTATE_UINT64(macaddr, AccioNICState),
@@ -1042,8 +1119,6 @@ static const VMStateDescription vmstate_accio_nic = {
         VMSTATE_STRUCT(tx_comp, AccioNICState, 1, vmstate_accio_ring,
                        AccioRing),
         VMSTATE_STRUCT(rx_posted, AccioNICState, 1, vmstate_accio_ring,
-                       AccioRing),
-        VMSTATE_STRUCT(rx_inflight, AccioNICState, 1, vmstate_accio_ring,
                        AccioRing),
         VMSTATE_STRUCT(rx_comp, AccioNICState, 1, vmstate_accio_ring,
                        AccioRing),
@@ -1068,6 +1143,12 @@ static const VMStateDescription vmstate_accio_nic = {
         VMSTATE_UINT64_V(gen_seq, AccioNICState, 2),
         VMSTATE_UINT64_V(gen_end, AccioNICState, 2),
         VMSTATE_TIMER_PTR_V(gen_timer, AccioNICState, 2),
+        VMSTATE_STRUCT_ARRAY(rxf_frames, AccioNICState, ACCIO_NIC_RX_FIFO, 3,
+                             vmstate_accio_tx_frame, AccioTxFrame),
+        VMSTATE_UINT64_ARRAY(rxf_arrival, AccioNICState, ACCIO_NIC_RX_FIFO),
+        VMSTATE_UINT64_ARRAY(rxf_done, AccioNICState, ACCIO_NIC_RX_FIFO),
+        VMSTATE_UINT32(rxf_head, AccioNICState),
+        VMSTATE_UINT32(rxf_count, AccioNICState),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -1075,9 +1156,17 @@ static const VMStateDescription vmstate_accio_nic = {
 static const Property accio_nic_properties[] = {
     DEFINE_NIC_PROPERTIES(AccioNICState, conf),
     DEFINE_PROP_UINT32("queue-depth", AccioNICState, depth, 64),
-    DEFINE_PROP_UINT32("bus-width-bits", AccioNICState, bus_width_bits, 64),
-    DEFINE_PROP_UINT64("bus-freq-hz", AccioNICState, bus_freq_hz, 50000000),
-    DEFINE_PROP_UINT32("pipeline-ns", AccioNICState, pipeline_ns, 200),
+    /*
+     * timing in cycles of the SoC's one clock, as calibrated against the
+     * RTL SoC (eval/bench_soc.py): the DMA path moves bus-width-bits a
+     * cycle, each frame spends pipeline-cycles in the NIC each way;
+     * bus-freq-hz: a bus on a clock of its own (0: the SoC's)
+     */
+    DEFINE_PROP_UINT32("bus-width-bits", AccioNICState, bus_width_bits,
+                       ACCIO_NIC_BUS_WIDTH_BITS_CAL),
+    DEFINE_PROP_UINT64("bus-freq-hz", AccioNICState, bus_freq_hz, 0),
+    DEFINE_PROP_UINT32("pipeline-cycles", AccioNICState, pipeline_cycles,
+                       ACCIO_NIC_PIPELINE_CYCLES_CAL),
     DEFINE_PROP_UINT32("link-mbps", AccioNICState, link_mbps, 100000),
     DEFINE_PROP_STRING("wire-peer", AccioNICState, wire_peer),
     DEFINE_PROP_UINT64("peer-delay-ns", AccioNICState, peer_delay_ns, 0),

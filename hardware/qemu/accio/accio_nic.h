@@ -22,11 +22,29 @@ typedef struct AccioUncoreState AccioUncoreState;
 #define ACCIO_NIC_FRAME_MAX 1518
 /* Frames of the offload engine between its DMA and the wire. */
 #define ACCIO_NIC_ENG_DEPTH 8
+/* Frames received and waiting for the bus (the NIC's receive FIFO). */
+#define ACCIO_NIC_RX_FIFO 16
 /* Answers of the wire peer (wire-peer=echo) not yet back at the NIC: a
  * queue deep enough for a thousand clients with a request out each. */
 #define ACCIO_NIC_PEER_DEPTH 2048
 
 #define ACCIO_NIC_ID_VALUE ACCIO_NIC_ID_RESET
+
+/*
+ * The SoC's one clock: harts, bus, NIC and uncore (62.5 MHz without
+ * -icount; with it, one instruction's time). The NIC's and the uncore's
+ * timing in cycles of that clock, as calibrated against the RTL SoC by
+ * eval/bench_soc.py (eval/results/soc.json); the devices' defaults.
+ */
+#define ACCIO_SOC_CYCLE_NS 16
+#define ACCIO_NIC_BUS_WIDTH_BITS_CAL 13
+#define ACCIO_NIC_PIPELINE_CYCLES_CAL 0
+#define ACCIO_UNCORE_TX_FETCH_CYCLES_CAL 50
+#define ACCIO_UNCORE_IRQ_DELAY_CYCLES_CAL 29
+#define ACCIO_UNCORE_LOAD_CYCLES_CAL 14
+#define ACCIO_UNCORE_STORE_CYCLES_CAL 1
+uint64_t accio_soc_cycle_ns(void);
+uint64_t accio_soc_cycles_ns(uint64_t cycles);
 
 /* Index of a statistics counter in AccioNICState.stats. */
 #define ACCIO_STAT(reg) ((ACCIO_NIC_##reg - ACCIO_NIC_RX_FRAMES) / 8)
@@ -74,7 +92,7 @@ struct AccioNICState {
     uint32_t depth;
     uint32_t bus_width_bits;
     uint64_t bus_freq_hz;
-    uint32_t pipeline_ns;
+    uint32_t pipeline_cycles;
     uint32_t link_mbps;
 
     /* registers */
@@ -95,9 +113,14 @@ struct AccioNICState {
     AccioRing tx_inflight;
     AccioTxFrame tx_frames[ACCIO_NIC_MAX_DEPTH];
     AccioRing tx_comp;
-    /* receive: posted buffers, in flight (len|arrival, done), completed */
+    /* receive: posted buffers, completed (len, arrival) */
     AccioRing rx_posted;
-    AccioRing rx_inflight;
+    /* receive FIFO: frames between the wire and the end of their DMA */
+    AccioTxFrame rxf_frames[ACCIO_NIC_RX_FIFO];
+    uint64_t rxf_arrival[ACCIO_NIC_RX_FIFO];
+    uint64_t rxf_done[ACCIO_NIC_RX_FIFO];
+    uint32_t rxf_head;
+    uint32_t rxf_count;
     AccioRing rx_comp;
     /* the offload engine's frames: wire end times, frames */
     QEMUTimer *eng_timer;
@@ -127,6 +150,7 @@ struct AccioNICState {
     uint64_t gen_seq;
     uint64_t gen_end;           /* the pending frame is fully received */
     uint64_t gen_sent;          /* read-only property */
+    uint64_t gen_paused;        /* read-only: the FIFO paused it */
     uint64_t peer_answered;     /* read-only properties (QMP qom-get) */
     /* the wire seen from outside: a capture, a lockstep wire to a QEMU */
     char *pcap_path;            /* property */

@@ -19,6 +19,7 @@
 #include "hw/qdev-properties.h"
 #include "hw/core/cpu.h"
 #include "system/dma.h"
+#include "system/cpu-timers.h"
 #include "cpu.h"
 #include "hw/accio/accio_nic.h"
 #include "hw/accio/accio_uncore_dev.h"
@@ -49,7 +50,8 @@ static uint64_t dev_transmit(void *opaque, const uint8_t *frame, size_t len)
     if (s->nic) {
         return accio_nic_transmit(s->nic, frame, len,
                                   accio_uncore_tx_from_ring(s->model) ?
-                                  s->tx_fetch_ns : 0);
+                                  accio_soc_cycles_ns(s->tx_fetch_cycles) :
+                                  0);
     }
     return dev_now(opaque);
 }
@@ -62,7 +64,7 @@ static bool dev_tx_ready(void *opaque)
 }
 
 /*
- * Interrupt delivery: a line rises irq-delay-ns after the model raised it
+ * Interrupt delivery: a line rises irq-delay-cycles after the model raised it
  * (the synchronizers and the interrupt controller's pipeline of a real
  * SoC; 0: at once) and falls at once, so that a line cleared meanwhile
  * never rises.
@@ -84,7 +86,7 @@ static void dev_set_irq(void *opaque, unsigned int line, int level)
     if (!s->irq || line > s->harts) {
         return;
     }
-    if (!s->irq_delay_ns) {
+    if (!s->irq_delay_cycles) {
         qemu_set_irq(s->irq[line], level);
         return;
     }
@@ -95,7 +97,7 @@ static void dev_set_irq(void *opaque, unsigned int line, int level)
         qemu_set_irq(s->irq[line], 0);
     } else if (!timer_pending(l->timer)) {
         timer_mod(l->timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-                  s->irq_delay_ns);
+                  accio_soc_cycles_ns(s->irq_delay_cycles));
     }
 }
 
@@ -128,6 +130,8 @@ static uint64_t accio_uncore_mmio_read(void *opaque, hwaddr addr,
     struct accio_access who;
 
     who_is_it(&who);
+    /* the core waits for the uncore's answer: a load's round trip */
+    icount_charge(current_cpu, (int64_t)s->load_cycles - 1);
     if (size != 8) {
         return 0;   /* registers are 64-bit; the window reads 0 */
     }
@@ -141,6 +145,7 @@ static void accio_uncore_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     struct accio_access who;
 
     who_is_it(&who);
+    icount_charge(current_cpu, (int64_t)s->store_cycles - 1);
     accio_uncore_store(s->model, addr, val, size, &who);
 }
 
@@ -242,9 +247,22 @@ static char *accio_uncore_get_state(Object *obj, Error **errp)
 static const Property accio_uncore_properties[] = {
     DEFINE_PROP_UINT32("rows", AccioUncoreState, rows, 64),
     DEFINE_PROP_UINT32("harts", AccioUncoreState, harts, 4),
-    /* timing, measured on the RTL SoC by eval/bench_soc.py; 0: none */
-    DEFINE_PROP_UINT32("irq-delay-ns", AccioUncoreState, irq_delay_ns, 0),
-    DEFINE_PROP_UINT32("tx-fetch-ns", AccioUncoreState, tx_fetch_ns, 0),
+    /*
+     * timing in cycles of the SoC's clock, as calibrated against the RTL
+     * SoC (eval/bench_soc.py): a wake-up line rises irq-delay-cycles
+     * after the model raised it, the engine reads a TX ring record in
+     * tx-fetch-cycles, a hart's uncached load from the uncore takes
+     * load-cycles in all and a store store-cycles (a hart's instruction
+     * being one cycle, the access costs that many less one more)
+     */
+    DEFINE_PROP_UINT32("irq-delay-cycles", AccioUncoreState, irq_delay_cycles,
+                       ACCIO_UNCORE_IRQ_DELAY_CYCLES_CAL),
+    DEFINE_PROP_UINT32("tx-fetch-cycles", AccioUncoreState, tx_fetch_cycles,
+                       ACCIO_UNCORE_TX_FETCH_CYCLES_CAL),
+    DEFINE_PROP_UINT32("load-cycles", AccioUncoreState, load_cycles,
+                       ACCIO_UNCORE_LOAD_CYCLES_CAL),
+    DEFINE_PROP_UINT32("store-cycles", AccioUncoreState, store_cycles,
+                       ACCIO_UNCORE_STORE_CYCLES_CAL),
 };
 
 static void accio_uncore_class_init(ObjectClass *klass, void *data)

@@ -34,8 +34,10 @@ struct AccioUncoreState {
 
     uint32_t rows;
     uint32_t harts;
-    uint32_t irq_delay_ns;
-    uint32_t tx_fetch_ns;
+    uint32_t irq_delay_cycles;
+    uint32_t tx_fetch_cycles;
+    uint32_t load_cycles;
+    uint32_t store_cycles;
 };
 
 /* The NIC offers every received frame; true when the engine took it. */
