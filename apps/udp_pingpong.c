@@ -53,11 +53,12 @@
  * time of the guest from /proc/stat. Hardware timestamping is switched on
  * for IFACE (default eth0, SIOCSHWTSTAMP, needs CAP_NET_ADMIN); the
  * request's transmit timestamp is read from the socket's error queue
- * (SOF_TIMESTAMPING_OPT_TSONLY), the reply's receive timestamp from its
+ * (SOF_TIMESTAMPING_OPT_TSONLY) and matched to the request by its key
+ * (SOF_TIMESTAMPING_OPT_ID), the reply's receive timestamp from its
  * control message, as any SO_TIMESTAMPING program does. A transmit stamp
- * that arrives after the reply (a busy kernel completes sends late) gives
- * no sample for that round trip; hw_samples counts the round trips that
- * have one. proc_cdf_us lists the processing time's percentiles 1, 5, 10,
+ * that arrives after the reply (a busy kernel completes sends late) is
+ * matched when it comes, up to a millisecond after the last round trip;
+ * hw_samples counts the round trips that have both stamps. proc_cdf_us lists the processing time's percentiles 1, 5, 10,
  * ..., 95, 99 and 100.
  *
  * Each measured round trip (send to receive) is marked for
@@ -86,6 +87,7 @@
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/errqueue.h>	/* after time.h: struct timespec */
 
 #ifndef SCM_TIMESTAMPING
 #define SCM_TIMESTAMPING SO_TIMESTAMPING
@@ -123,14 +125,43 @@ static uint64_t hw_stamp(struct msghdr *m)
 	return 0;
 }
 
-/* One transmit timestamp from the socket's error queue, or 0. */
-static uint64_t tx_stamp(int fd, char *ctl, size_t len)
+/*
+ * One transmit timestamp from the socket's error queue, or 0; *id: the
+ * datagram's key (SOF_TIMESTAMPING_OPT_ID: 0 for the socket's first).
+ */
+static uint64_t tx_stamp(int fd, char *ctl, size_t len, uint32_t *id)
 {
 	struct msghdr m = { .msg_control = ctl, .msg_controllen = len };
+	struct sock_extended_err ee;
+	struct cmsghdr *c;
 
 	if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
 		return 0;
+	*id = UINT32_MAX;
+	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+		if (c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(ee))) {
+			memcpy(&ee, CMSG_DATA(c), sizeof(ee));
+			if (ee.ee_origin == SO_EE_ORIGIN_TIMESTAMPING)
+				*id = ee.ee_data;
+		}
+	}
 	return hw_stamp(&m);
+}
+
+/*
+ * Every transmit timestamp in the error queue, each into stamps[key - base]
+ * (the measured round trips' requests; a warm-up's is passed over).
+ */
+static void tx_stamps_drain(int fd, char *ctl, size_t len, uint64_t *stamps,
+			    long base, long count)
+{
+	uint64_t t;
+	uint32_t id;
+
+	while ((t = tx_stamp(fd, ctl, len, &id)))
+		if ((long)id >= base && (long)id - base < count)
+			stamps[id - base] = t;
 }
 
 static void cpu_times(unsigned long long *busy, unsigned long long *total)
@@ -351,9 +382,9 @@ int main(int argc, char **argv)
 	int opt, fd, i, flags;
 	long count = 1000, hw_n = 0, bad = 0, lost = 0, nrtt = 0, timeout_ms = 0;
 	uint64_t *rtt, *proc, hw_sum = 0, t0, t1, start, hist[32] = { 0 };
+	uint64_t *rt_ns, *rt_rx, *rt_tx;
 	unsigned long long b0, a0, b1, a1;
 	char ctl[256];
-	uint64_t last_tx_hw = 0;
 
 	while ((opt = getopt(argc, argv, "s:p:m:n:w:i:t:qMbzRH")) != -1) {
 		switch (opt) {
@@ -390,6 +421,10 @@ int main(int argc, char **argv)
 		return 2;
 	rtt = calloc(count, sizeof(*rtt));
 	proc = calloc(count, sizeof(*proc));
+	/* per measured round trip: its time, the reply's RX and the request's TX stamp */
+	rt_ns = calloc(count, sizeof(*rt_ns));
+	rt_rx = calloc(count, sizeof(*rt_rx));
+	rt_tx = calloc(count, sizeof(*rt_tx));
 	sa.sin_port = htons(port);
 	inet_pton(AF_INET, host, &sa.sin_addr);
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -406,7 +441,8 @@ int main(int argc, char **argv)
 		printf("hwtstamp=off (%s: %s)\n", ifname, strerror(errno));
 	}
 	flags = SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_TX_HARDWARE |
-		SOF_TIMESTAMPING_RAW_HARDWARE | SOF_TIMESTAMPING_OPT_TSONLY;
+		SOF_TIMESTAMPING_RAW_HARDWARE | SOF_TIMESTAMPING_OPT_TSONLY |
+		SOF_TIMESTAMPING_OPT_ID;
 	if (!nohw)
 		setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags));
 	if (timeout_ms > 0) {
@@ -476,32 +512,39 @@ int main(int argc, char **argv)
 		}
 		if (!zc && !raw)
 			rx_hw = hw_stamp(&m);
-		/* the request's transmit timestamp, where the kernel has one */
-		if (raw)
+		/*
+		 * The requests' transmit timestamps, where the kernel has
+		 * them: each stamp in the error queue goes to the round trip
+		 * whose request has its key (SOF_TIMESTAMPING_OPT_ID: the
+		 * request of round trip i is the socket's datagram warm + i),
+		 * whenever it comes (a busy kernel completes sends late).
+		 */
+		if (raw) {
 			tx_hw = raw_tx_stamp(&row, warm + i + 1);
-		else if (rx_hw)
-			tx_hw = tx_stamp(fd, ctl, sizeof(ctl));
-		if (tx_hw && (tx_hw <= last_tx_hw || rx_hw <= tx_hw ||
-			      t1 - t0 <= rx_hw - tx_hw)) {
-			/*
-			 * An earlier request's stamp that came late (a busy
-			 * kernel completes sends late): this request's is
-			 * still to come. Read what is queued, so that the
-			 * next round finds its own stamp; no sample now.
-			 */
-			while (tx_stamp(fd, ctl, sizeof(ctl)))
-				;
-			tx_hw = 0;
+			if (i >= 0)
+				rt_tx[i] = tx_hw;
+		} else if (rx_hw) {
+			tx_stamps_drain(fd, ctl, sizeof(ctl), rt_tx, warm, count);
 		}
-		if (tx_hw)
-			last_tx_hw = tx_hw;
 		if (i < 0)
 			continue;
 		rtt[nrtt++] = t1 - t0;
-		if (rx_hw && tx_hw) {
-			proc[hw_n++] = t1 - t0 - (rx_hw - tx_hw);
-			hw_sum += rx_hw - tx_hw;
-		}
+		rt_ns[i] = t1 - t0;
+		rt_rx[i] = rx_hw;
+	}
+	if (!raw) {
+		/* the last requests' stamps */
+		usleep(1000);
+		tx_stamps_drain(fd, ctl, sizeof(ctl), rt_tx, warm, count);
+	}
+	for (i = 0; i < count; i++) {
+		uint64_t rx_hw = rt_rx[i], tx_hw = rt_tx[i];
+
+		/* a pair the round trip cannot contain is not a sample */
+		if (!rx_hw || !tx_hw || rx_hw <= tx_hw || rt_ns[i] <= rx_hw - tx_hw)
+			continue;
+		proc[hw_n++] = rt_ns[i] - (rx_hw - tx_hw);
+		hw_sum += rx_hw - tx_hw;
 	}
 	span_mark(0);
 	t1 = now_ns();

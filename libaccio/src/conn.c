@@ -533,8 +533,15 @@ int rx_empty(struct conn *c)
  */
 void tx_stamp_want(struct conn *c)
 {
-	if (c->sock->tstamp & SOF_TIMESTAMPING_TX_HARDWARE)
+	if (c->sock->tstamp & SOF_TIMESTAMPING_TX_HARDWARE) {
 		c->ts_seq = c->st->tx_ring + c->st->tx_mmio;
+		/*
+		 * SOF_TIMESTAMPING_OPT_ID: the datagram's key, as the kernel
+		 * counts a UDP socket's datagrams (0 for the first): every one
+		 * the connection sent, ring, window and kernel path
+		 */
+		c->ts_id = (uint32_t)(c->ts_seq + c->st->tx_kernel - 1);
+	}
 }
 
 /* The stamp of datagram seq: 1 found, 0 not sent yet, -1 gone (overwritten). */
@@ -558,7 +565,8 @@ static int tx_stamp_read(struct conn *c, uint64_t seq, uint64_t *ns)
  * recvmsg(MSG_ERRQUEUE): the transmit timestamp as Linux reports it with
  * SOF_TIMESTAMPING_OPT_TSONLY: no payload, an SCM_TIMESTAMPING message
  * (hardware time in ts[2]) and an IP_RECVERR message of origin
- * SO_EE_ORIGIN_TIMESTAMPING. Stamps of datagrams the kernel sent are in
+ * SO_EE_ORIGIN_TIMESTAMPING, whose ee_data is the datagram's key with
+ * SOF_TIMESTAMPING_OPT_ID. Stamps of datagrams the kernel sent are in
  * the kernel's error queue.
  */
 ssize_t errqueue_recv(struct conn *c, int fd, struct msghdr *msg, int flags)
@@ -566,13 +574,16 @@ ssize_t errqueue_recv(struct conn *c, int fd, struct msghdr *msg, int flags)
 	struct sock_extended_err ee;
 	struct timespec ts[3];
 	struct cmsghdr *cm;
+	uint32_t id = c->ts_id;
 	uint64_t ns;
 	int r;
 
 	rlock_take(&c->tx_lock);
 	r = c->ts_seq && !c->dead ? tx_stamp_read(c, c->ts_seq, &ns) : 0;
-	if (r)
+	if (r) {
 		c->ts_seq = 0;
+		id = c->ts_id;
+	}
 	rlock_release(&c->tx_lock);
 	if (r <= 0)
 		return sys_recvmsg(fd, msg, flags);
@@ -589,6 +600,8 @@ ssize_t errqueue_recv(struct conn *c, int fd, struct msghdr *msg, int flags)
 	ee.ee_errno = ENOMSG;
 	ee.ee_origin = SO_EE_ORIGIN_TIMESTAMPING;
 	ee.ee_info = SCM_TSTAMP_SND;
+	if (c->sock->tstamp & SOF_TIMESTAMPING_OPT_ID)
+		ee.ee_data = id;
 	cm = CMSG_FIRSTHDR(msg);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SO_TIMESTAMPING;
@@ -1488,7 +1501,7 @@ ssize_t conn_send(struct conn *c, int fd, const void *buf, size_t len, int flags
 	tx_publish(c, rec);
 	c->st->tx_ring++;
 	if (c->sock->tstamp & SOF_TIMESTAMPING_TX_HARDWARE)
-		c->ts_seq = c->st->tx_ring + c->st->tx_mmio;
+		tx_stamp_want(c);
 	if (__atomic_exchange_n(&c->tx_lock.v, 0, __ATOMIC_RELEASE) == 2)
 		return rlock_wake_ret(&c->tx_lock, len);
 	return len;

@@ -97,6 +97,7 @@ struct conn {
 	uint32_t zc_len;	/* its size */
 	uint32_t zc_rx;		/* bytes of the held zero-copy RX record */
 	uint64_t ts_seq;	/* engine datagram awaiting its TX stamp, 0: none */
+	uint32_t ts_id;		/* its SOF_TIMESTAMPING_OPT_ID key */
 	uint8_t *bounce;	/* zero-copy receive of a kernel-path datagram */
 	int bounce_held;
 	struct dest dests[NDEST];
