@@ -110,16 +110,19 @@ stress-boot: build venv
 
 # The evaluation (paper section 8 and the breakdown): eval/REPORT.md with
 # plots and eval/results/*.json; eval-quick: small counts into build/eval-quick/.
+# a run needs a clean tree (its results name one commit); ALLOW_DIRTY=1 runs anyway
+EVAL_FLAGS := $(if $(ALLOW_DIRTY),--allow-dirty)
+
 eval: build venv
-	$(PY) -m eval
+	$(PY) -m eval $(EVAL_FLAGS)
 
 eval-quick: build venv
-	$(PY) -m eval --quick
+	$(PY) -m eval --quick $(EVAL_FLAGS)
 
 # the paper's multiplexing run: 100,000 round trips per client at T = 1, 4,
 # 64 (about an hour; its own folder and report)
 eval-long: build venv
-	$(PY) -m eval --only multiplex --multiplex-threads 1,4,64 --multiplex-count 100000 \
+	$(PY) -m eval $(EVAL_FLAGS) --only multiplex --multiplex-threads 1,4,64 --multiplex-count 100000 \
 		--out eval/results-100k --report eval/results-100k/REPORT.md
 
 clean:

@@ -98,6 +98,9 @@ ICOUNT_PARALLEL = os.environ.get("ACCIO_ICOUNT_PARALLEL", "1") != "0"
 # --icount with the harts in parallel: no running hart runs ahead of
 # another by more than this many ns of virtual time (QEMU patch 0010)
 ICOUNT_SKEW_NS = int(os.environ.get("ACCIO_ICOUNT_SKEW_NS", "1000"))
+# --icount: the guest's randomness (the devicetree's rng-seed, so address
+# layouts and hash seeds): another seed is another phase of the same run
+SEED = int(os.environ.get("ACCIO_SEED", "1"))
 BEGIN = "@@ACCIO-BEGIN@@"
 END_RE = re.compile(r"@@ACCIO-END rc=(\d+)@@")
 
@@ -158,7 +161,7 @@ def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
         # runs next, at most ACCIO_ICOUNT_SKEW_NS ahead of any other
         # running hart, and a hart alone runs at most ACCIO_RR_TIMESLICE
         # instructions in a turn (QEMU patches 0003, 0004, 0010).
-        cmd += ["-icount", f"shift={icount},sleep=off", "-seed", "1",
+        cmd += ["-icount", f"shift={icount},sleep=off", "-seed", str(SEED),
                 "-rtc", "base=2026-01-01T00:00:00,clock=vm",
                 "-accel", f"tcg,rr-timeslice={RR_TIMESLICE}"
                 + (f",icount-parallel=on,icount-skew-ns={ICOUNT_SKEW_NS}"

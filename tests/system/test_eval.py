@@ -18,8 +18,9 @@ PMD = os.path.exists(os.path.join(ROOT, "build", "apps", "dpdk-pmd", "opt", "dpd
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("eval")
-    r = subprocess.run([sys.executable, "-m", "eval", "--quick", "--out", str(out)],
-                       cwd=ROOT, capture_output=True, text=True, timeout=900)
+    r = subprocess.run([sys.executable, "-m", "eval", "--quick", "--allow-dirty",
+                        "--out", str(out)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=1500)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     # progress is shown while it runs
     assert "[eval]" in r.stderr and "experiment 6/6: breakdown" in r.stderr
@@ -58,6 +59,30 @@ def test_deterministic_runs_repeat_exactly(quick):
         rep = res[n]["repeatability"]
         assert rep["identical"] and rep["sha256"][0] == rep["sha256"][1], n
     assert "| NO |" not in report
+    # and the spread over another guest seed: the same figures, each min..max
+    for n in ("latency", "cpu", "multiplex"):
+        sp = res[n]["repeatability"]["spread"]
+        assert sp["seeds"] == [1, 2] and "error" not in sp, (n, sp)
+        assert any("_p50_" in f["key"] for f in sp["figures"]), n
+        assert all(f["min"] <= f["max"] and len(f["values"]) == 2 for f in sp["figures"])
+    # one build, one clock, said so
+    assert "**One build:** commit" in report and "One clock: icount shift 4" in report
+
+
+def test_the_evaluation_refuses_a_dirty_tree():
+    """make eval-quick on a tree with uncommitted changes stops before it runs
+    anything, and says how to run anyway (ALLOW_DIRTY=1)."""
+    probe = os.path.join(ROOT, "eval", "uncommitted-probe.txt")
+    with open(probe, "w") as f:
+        f.write("not committed\n")
+    try:
+        r = subprocess.run(["make", "-s", "eval-quick"], cwd=ROOT, capture_output=True,
+                           text=True, timeout=600)
+    finally:
+        os.unlink(probe)
+    assert r.returncode != 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "uncommitted changes" in r.stderr and "eval/uncommitted-probe.txt" in r.stderr
+    assert "ALLOW_DIRTY=1" in r.stderr and "experiment 1/" not in r.stderr
 
 
 def test_figures_are_sane(quick):
@@ -86,6 +111,10 @@ def test_figures_are_sane(quick):
             assert r["row_rx_drops"] == r["lost"], r   # lost only where the ring was full
     slow = [r for r in res["throughput"]["rows"] if r["offered_pps"] == 5000]
     assert all(r["lost"] == 0 for r in slow)
+    # the engine against the modeled bus: all of it at 1472 B, never more
+    bus = {r["size"]: r for r in res["throughput"]["bus_rows"]}
+    assert 0.9 <= bus[1472]["engine_of_limit"] <= 1.01, bus
+    assert all(r["engine_of_limit"] <= 1.01 for r in bus.values()), bus
     # CPU: spinning stays busy; blocking contenders idle more as the server slows
     for name in ("linux", "accio"):
         busy = [r["cpu_busy_pct"] for r in rows(res, "cpu", contender=name)]
