@@ -692,6 +692,13 @@ PLOTS = {"freq": plot_freq, "latency": plot_latency, "throughput": plot_throughp
 
 # ---- the report ----------------------------------------------------------------
 
+def verdict(ok, criterion):
+    """A paper-vs-here verdict computed from the data, with its criterion."""
+    if ok is None:
+        return f"no data ({criterion})"
+    return f"{'holds' if ok else 'does not hold'} ({criterion})"
+
+
 def _f(x, nd=1):
     return "-" if x is None else f"{x:,.{nd}f}"
 
@@ -704,16 +711,18 @@ def report_freq(r):
                      f"{_f(x['scaled_200x'], 2)} | {_f(x['rtt_p50_us_1gips'])} | "
                      f"{x['speedup_measured']:.1f}x |")
     sp = [x["speedup_measured"] for x in r["rows"]]
-    paper = ("| | paper (FPGA at 50 MHz vs 2 GHz servers) | here |\n|---|---|---|\n"
+    off = max(abs(x / 16 - 1) for x in sp)
+    paper = ("| | paper (FPGA at 50 MHz vs 2 GHz servers) | here | verdict |\n"
+             "|---|---|---|---|\n"
              "| scaling rule | RTT x 50 MHz / 2 GHz (40x); CoreMark says 200x | "
              "icount shift 4 (62.5 MIPS) vs shift 0 (1 GIPS): 16x more instructions "
-             "per second |\n"
+             "per second, the SoC's one clock (bus, NIC, uncore) with them | |\n"
              f"| does clock scaling predict the faster machine? | 40x-scaled RTTs "
              f"\"consistently worse than, but in the same order of magnitude as\" the "
              f"servers' | a 16x faster clock gave {min(sp):.1f}x to {max(sp):.1f}x shorter "
-             f"RTTs: scaling by the clock is off by {max(abs(x / 16 - 1) for x in sp) * 100:.0f} % "
-             "at most here (same instruction set and memory system; the NIC's 50 MHz bus, "
-             "pipeline and wire do not scale, the guest's timer-driven work does) |\n")
+             f"RTTs: scaling by the clock is off by {off * 100:.0f} % at most here (same "
+             "instruction set and memory system; the wire and the peer do not scale, the "
+             f"guest's timer-driven work does) | {verdict(off <= 0.5, 'within 2x of the clock ratio')} |\n")
     return "\n".join(lines) + "\n\n" + paper
 
 
@@ -737,10 +746,14 @@ def report_latency(r):
               f"{100 * (1 - spin[s0] / dpdk[s0]):.0f} % less ({_f(spin[s0])} µs)")
     else:
         vs = "missing (no DPDK processing time here)"
-    paper = ("| | paper | here |\n|---|---|---|\n"
-             f"| Accio (blocking) vs Linux sockets, 64 B | 1/12 | 1/{lin[s0] / acc[s0]:.1f} |\n"
-             f"| Accio at 200x scaling, 64 B | about 0.5 µs | {acc[s0] / 200:.2f} µs |\n"
-             f"| Accio vs DPDK, 64 B | 31 % faster | {vs} |\n")
+    ratio = lin[s0] / acc[s0]
+    paper = ("| | paper | here | verdict |\n|---|---|---|---|\n"
+             f"| Accio (blocking) vs Linux sockets, 64 B | 1/12 | 1/{ratio:.1f} | "
+             f"{verdict(ratio >= 6, 'at least half the paper factor')} |\n"
+             f"| Accio at 200x scaling, 64 B | about 0.5 µs | {acc[s0] / 200:.2f} µs | "
+             f"{verdict(0.25 <= acc[s0] / 200 <= 1.0, 'within 2x')} |\n"
+             f"| Accio vs DPDK, 64 B | 31 % faster | {vs} | "
+             f"{verdict(acc[s0] < dpdk[s0] if s0 in dpdk else None, 'Accio blocking below DPDK')} |\n")
     return "\n".join(lines) + "\n\n" + paper
 
 
@@ -789,9 +802,11 @@ def report_throughput(r):
     else:
         here = (f"{best64['delivered_mbps']:.1f} Mb/s of payload at most ({best64['contender']}; "
                 f"{best['delivered_mbps']:.1f} Mb/s with {best['size']} B datagrams)")
-    paper = ("| | paper | here |\n|---|---|---|\n"
+    ok = max(bus, key=lambda x: x["size"])["engine_of_limit"] >= 0.9 if bus else None
+    paper = ("| | paper | here | verdict |\n|---|---|---|---|\n"
              "| a sink under a stream of datagrams | 3.1 Gb/s, 97 % of the FPGA's bus "
-             f"(64 bit x 50 MHz = 3.2 Gb/s) | {here} |\n")
+             f"(64 bit x 50 MHz = 3.2 Gb/s) | {here} | "
+             f"{verdict(ok, 'the engine at 90 % of its bus or more')} |\n")
     return out + "\n\n" + paper
 
 
@@ -815,12 +830,16 @@ def report_cpu(r):
         ratio = rows["accio"]["cpu_busy_pct"] / max(0.01, rows["linux"]["cpu_busy_pct"])
         lines.append(f"| {k}x | {rows['linux']['delay_us']:.0f} | {cells} | {ratio:.2f} |")
     at40 = {x["contender"]: x["cpu_busy_pct"] for x in r["rows"] if x["factor"] == 40}
-    paper = ("| at 40x slowdown | paper | here |\n|---|---|---|\n"
-             f"| Accio (blocking) | 33 % | {at40['accio']:.1f} % |\n"
-             f"| Linux sockets | 54 % | {at40['linux']:.1f} % |\n"
+    polls = [at40["accio-spin"]] + ([at40["dpdk"]] if "dpdk" in at40 else [])
+    paper = ("| at 40x slowdown | paper | here | verdict |\n|---|---|---|---|\n"
+             f"| Accio (blocking) | 33 % | {at40['accio']:.1f} % | "
+             f"{verdict(at40['accio'] < at40['linux'], 'below Linux')} |\n"
+             f"| Linux sockets | 54 % | {at40['linux']:.1f} % | "
+             f"{verdict(at40['linux'] < 100, 'not busy all the time')} |\n"
              f"| busy polling (DPDK, RDMA; here Accio spinning) | 100 % | "
              f"Accio spinning {at40['accio-spin']:.1f} %"
-             + (f", DPDK {at40['dpdk']:.1f} %" if "dpdk" in at40 else "") + " |\n")
+             + (f", DPDK {at40['dpdk']:.1f} %" if "dpdk" in at40 else "")
+             + f" | {verdict(min(polls) >= 95, 'every poller 95 % or more')} |\n")
     return "\n".join(lines) + "\n\n" + paper
 
 
@@ -848,11 +867,19 @@ def report_multiplex(r):
                          (("accio", "Accio"), ("linux", "Linux")) if (c, n) in wire)
         return f"T={n}: DPDK {_f(wire[('dpdk', n)])}{others} µs"
     dpdk = "; ".join(at(n) for n in dp) if dp else "missing"
-    paper = ("| | paper | here |\n|---|---|---|\n"
-             f"| Accio, T=1 vs T=4 | similar | p50 {_f(acc.get(1))} vs {_f(acc.get(4))} µs |\n"
+    similar = (acc[4] <= 1.2 * acc[1] and acc[1] <= 1.2 * acc[4]) if 1 in acc and 4 in acc \
+        else None
+    slowest = all(wire[("dpdk", n)] > max([v for (c, m), v in wire.items()
+                                           if m == n and c != "dpdk" and v is not None] or [0])
+                  for n in dp) if dp else None
+    paper = ("| | paper | here | verdict |\n|---|---|---|---|\n"
+             f"| Accio, T=1 vs T=4 | similar | p50 {_f(acc.get(1))} vs {_f(acc.get(4))} µs | "
+             f"{verdict(similar, 'within 1.2x')} |\n"
              f"| Accio at more clients than cores | some loss (context switches) | "
-             f"T={t[-1]}: p50 {_f(acc.get(t[-1]))} µs |\n"
-             f"| DPDK (dispatcher + shared-memory FIFOs) | slowest | turnaround p50 {dpdk} |\n")
+             f"T={t[-1]}: p50 {_f(acc.get(t[-1]))} µs | "
+             f"{verdict(acc[t[-1]] > acc[1] if 1 in acc and t[-1] in acc else None, 'above T=1')} |\n"
+             f"| DPDK (dispatcher + shared-memory FIFOs) | slowest | turnaround p50 {dpdk} | "
+             f"{verdict(slowest, 'the longest turnaround at every T it ran')} |\n")
     return ("Pooled: each client prints its processing-time percentiles (1, 5, 10, ..., "
             "95, 99, 100); the CDF pools those points of all clients. A round trip has a "
             "processing time only when the request's transmit timestamp reached the client "

@@ -45,7 +45,8 @@ def test_every_experiment_has_results_plot_and_report_section(quick):
                   "Beyond the paper: where a round trip's instructions go"):
         assert f"## {title}" in report
     # paper vs here, and missing contenders said so
-    assert report.count("| | paper | here |") >= 3
+    assert report.count("| | paper | here | verdict |") >= 3
+    assert "holds (" in report
     assert "| rdma | - | missing:" in report
     # DPDK on the NIC's own driver is measured in the latency experiment and
     # (T <= 16 clients) in the multiplexing one when it was built
