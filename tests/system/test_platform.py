@@ -31,7 +31,7 @@ def test_firmware_starts_secondary_harts_without_the_hsm_race():
     """OpenSBI 1.1 published a hart-start request before it stored the start
     address; a hart woken in between ran the kernel's primary boot path a
     second time and the boot hung silently (about 1 boot in 150 with the
-    host loaded; eval/README.md). The firmware must be one that stores the
+    host loaded). The firmware must be one that stores the
     address first (1.5 from bookworm-backports), and the kernel's boot
     messages, kept in the console, must show every hart coming up once."""
     r = accio.run("true", timeout=TIMEOUT)
