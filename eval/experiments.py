@@ -100,12 +100,13 @@ def sections(output):
 # guest seeds (another phase of the same run: address layout, hash seeds)
 SPREAD_SEEDS = [2, 3, 4]
 SPREAD_SEEDS_QUICK = [2]
-FIGURE = re.compile(r"^(\w*_p(?:50|99)_(?:us|ns))=(-?[\d.]+)$", re.M)
+FIGURE = re.compile(r"^(\w*_p(?:50|99)_(?:us|ns)|\w*mbps)=(-?[\d.]+)$", re.M)
 
 
 def figures(text):
-    """The p50/p99 figures of a guest command's output, in order."""
-    return [(k, float(v)) for k, v in FIGURE.findall(text)]
+    """The p50/p99 figures and the rates of a guest command's output, in
+    order (a line of several key=value pairs counts too)."""
+    return [(k, float(v)) for k, v in FIGURE.findall(text.replace(" ", "\n"))]
 
 
 class Runner:
@@ -149,7 +150,9 @@ def spread(runs, seeds):
     """Each p50/p99 figure of the runs (one per seed), min..max."""
     base = runs[0]
     out = {"seeds": seeds, "figures": []}
-    if not base or any(len(r) != len(base) or [k for k, _ in r] != [k for k, _ in base]
+    if not base:
+        return out                      # the command prints no such figure
+    if any(len(r) != len(base) or [k for k, _ in r] != [k for k, _ in base]
                        for r in runs[1:]):
         out["error"] = "the runs with other seeds did not give the same figures"
         return out
@@ -945,15 +948,16 @@ def write_report(path, outdir, results, conf, checks):
     out += ["## Repeatability", "",
             "The first guest command of each experiment ran twice (identical: the same "
             "bytes), and again with other guest seeds (another phase of the same run: "
-            "address layout, hash seeds); spread: each p50 and p99 figure of that "
-            "command, min..max over the seeds, as a share of its median, the largest "
-            "of each kind shown.", "",
+            "address layout, hash seeds); spread: each p50, p99 and rate figure of "
+            "that command, min..max over the seeds, as a share of its median, the "
+            "widest of each kind shown.", "",
             "| experiment | wire | identical | sha256 of the outputs | seeds | p50 figures: "
-            "widest spread | p99 figures: widest spread |", "|---|---|---|---|---|---|---|"]
+            "widest spread | p99 figures: widest spread | rates (Mb/s): widest spread |",
+            "|---|---|---|---|---|---|---|---|"]
     for k, c in checks.items():
         sp = c.get("spread") or {}
         cells = []
-        for kind in ("_p50_", "_p99_"):
+        for kind in ("_p50_", "_p99_", "mbps"):
             figs = [f for f in sp.get("figures", []) if kind in f["key"]]
             if not figs:
                 cells.append(sp.get("error", "-"))
@@ -968,7 +972,7 @@ def write_report(path, outdir, results, conf, checks):
         out.append(f"| {k} | `{c['wire']}` | {'yes' if c['identical'] else 'NO'} | "
                    f"{c['sha256'][0]} / {c['sha256'][1]} | "
                    f"{', '.join(str(x) for x in sp.get('seeds', [])) or '-'} | "
-                   f"{cells[0]} | {cells[1]} |")
+                   f"{cells[0]} | {cells[1]} | {cells[2]} |")
     out.append("")
     for name in EXPERIMENTS:
         if name not in results:
