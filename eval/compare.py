@@ -51,7 +51,8 @@ def headlines(res):
     for c in ("accio", "linux", "accio-spin"):
         out.append((f"CPU busy at 40x, {c}", val(row(res, "cpu", contender=c, factor=40),
                                                   "cpu_busy_pct"), "%"))
-    for t in (1, 4, 64):
+    have = {r["threads"] for r in res.get("multiplex", {}).get("rows", [])}
+    for t in [t for t in (1, 4, 16, 64, 256, 1024) if t in have] or [1, 4, 64]:
         for c in ("accio", "linux"):
             r = row(res, "multiplex", contender=c, threads=t)
             out.append((f"multiplexing T={t}, {c}: processing p50", val(r, "p50_us"), "µs"))
