@@ -885,9 +885,10 @@ def report_multiplex(r):
              f"{verdict(slowest, 'the longest turnaround at every T it ran')} |\n")
     return ("Pooled: each client prints its processing-time percentiles (1, 5, 10, ..., "
             "95, 99, 100); the CDF pools those points of all clients. A round trip has a "
-            "processing time only when the request's transmit timestamp reached the client "
-            "before the reply: an overloaded kernel completes sends late, and Linux sockets "
-            "with many clients keep few samples. The turnaround comes from a capture of the "
+            "processing time when both its NIC timestamps reached the client: the request's "
+            "transmit stamp is matched to it by its key (SOF_TIMESTAMPING_OPT_ID) whenever it "
+            "comes, so an overloaded kernel that completes sends late still gives its "
+            "samples. The turnaround comes from a capture of the "
             "NIC's wire (eval/wirecap.py): per client flow, a reply's arrival to the same "
             "client's next request, pooled over all clients; it includes each program's own "
             "work between the two (udp_pingpong reads its transmit timestamp from the error "
