@@ -689,6 +689,12 @@ static struct timespec hw_to_realtime(uint64_t hw)
 	struct timespec rt;
 	uint64_t now, ago = 0, ns;
 
+	/*
+	 * The two clocks are read back to back: the first call in a process
+	 * learns the time CSR's frequency from the devicetree first (a file
+	 * read, which on a busy host took tens of milliseconds between them)
+	 */
+	hw_clock_ns();
 	clock_gettime(CLOCK_REALTIME, &rt);
 	now = hw_clock_ns();
 	if (now > hw)
