@@ -382,19 +382,40 @@ def busy_run(run, so, cmd, wire, pkgs=(), add=()):
     import tempfile
     with tempfile.TemporaryDirectory(prefix="accio-busy-") as tmp:
         path = os.path.join(tmp, "counts")
-        out = run.guest("cpu", cmd, wire, qemu_extra=["-plugin", f"{so},out={path},mmio=off"],
+        out = run.guest("cpu", cmd, wire, qemu_extra=["-plugin", f"{so},out={path},mmio=on"],
                         pkgs=pkgs, add=add)
         with open(path) as f:
-            span = next(line.split() for line in f if line.startswith("S "))
+            lines = f.read().splitlines()
+    span = next(line.split() for line in lines if line.startswith("S "))
     if span[1] != "1":
         raise SystemExit(f"eval cpu: expected one measured span, got {span[1]}")
-    return out, [int(x) for x in span[2:]]
+    # a hart waiting for the uncore's answer to a load is busy: the cycles
+    # an uncore access takes beyond its instruction count as busy too
+    ld_c, st_c = uncore_access_cycles()
+    io = next((line.split()[1:] for line in lines if line.startswith("U")), [])
+    busy = [int(x) for x in span[2:]]
+    for h in range(len(busy)):
+        if 2 * h + 1 < len(io):
+            busy[h] += int(io[2 * h]) * (ld_c - 1) + int(io[2 * h + 1]) * (st_c - 1)
+    return out, busy
+
+
+def uncore_access_cycles():
+    """A hart's uncached load and store from the uncore, in cycles (QEMU's
+    accio-uncore defaults; 1 each on a QEMU without them)."""
+    qemu = accio.artefacts()["qemu"]
+    r = subprocess.run([qemu, "-M", "virt", "-device", "accio-uncore,help"],
+                       capture_output=True, text=True, timeout=60)
+    d = dict(re.findall(r"^\s*([\w-]+)=<\w+>.*\(default: (\d+)\)", r.stdout, re.M))
+    return int(d.get("load-cycles", 1)), int(d.get("store-cycles", 1))
 
 
 def exp_cpu(run, quick):
     """CPU busy share, exactly: the instruction counter (eval/prof) counts
-    what every hart executes during the measurement; a hart in wfi executes
-    nothing. busy = instructions x 16 ns / elapsed virtual time. (The
+    what every hart executes during the measurement, and its uncore loads
+    and stores, which stall it for their cycles (load-cycles, store-cycles);
+    a hart in wfi executes nothing. busy = (instructions + the accesses'
+    further cycles) x 16 ns / elapsed virtual time. (The
     kernel's own /proc/stat figures are tick samples, and in virtual time
     the ticks fall where the guest's events are.)"""
     so = breakdown.plugin()

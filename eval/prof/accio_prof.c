@@ -25,6 +25,7 @@
  * Output (text, written at exit):
  *	W <windows opened> <windows closed> <vcpus> <pauses>
  *	S <spans> <instructions hart 0> <hart 1> ...	in spans
+ *	U <uncore loads hart 0> <stores hart 0> <hart 1's> ...	in spans (mmio=on)
  *	I <vaddr> <count hart 0> <count hart 1> ...	one line per address
  *	M <vaddr> <phys> <loads> <stores>		one line per I/O access site
  *	F <vaddr> <entries> <insns>	entries into M-mode firmware by the
@@ -90,6 +91,11 @@ static int nvcpus;
 static uint64_t opened, closed, paused;
 static bool in_window, counting, spanning;
 static uint64_t spans, span_insns[MAXV];
+/* the uncore's registers (the SoC's map): a hart's loads and stores there
+ * in spans, each of which stalls it longer than an instruction */
+#define UNCORE_BASE 0x11000000ull
+#define UNCORE_END 0x12000000ull
+static uint64_t span_uncore_ld[MAXV], span_uncore_st[MAXV];
 
 static void set_all(bool v)
 {
@@ -198,6 +204,16 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 		return;
 	if (vcpu < MAXV)
 		io_at[vcpu] = s->vaddr;
+	if (spanning && vcpu < MAXV) {
+		uint64_t pa = qemu_plugin_hwaddr_phys_addr(hw);
+
+		if (pa >= UNCORE_BASE && pa < UNCORE_END) {
+			if (qemu_plugin_mem_is_store(info))
+				span_uncore_st[vcpu]++;
+			else
+				span_uncore_ld[vcpu]++;
+		}
+	}
 	if (!counting)
 		return;
 	s->phys = qemu_plugin_hwaddr_phys_addr(hw);
@@ -321,6 +337,10 @@ static void on_atexit(qemu_plugin_id_t id, void *p)
 	fprintf(f, "S %" PRIu64, spans);
 	for (int v = 0; v < nvcpus && v < MAXV; v++)
 		fprintf(f, " %" PRIu64, span_insns[v]);
+	fprintf(f, "\n");
+	fprintf(f, "U");
+	for (int v = 0; v < nvcpus && v < MAXV; v++)
+		fprintf(f, " %" PRIu64 " %" PRIu64, span_uncore_ld[v], span_uncore_st[v]);
 	fprintf(f, "\n");
 	g_hash_table_iter_init(&it, by_addr);
 	while (g_hash_table_iter_next(&it, &key, &val)) {
