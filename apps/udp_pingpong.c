@@ -8,7 +8,7 @@
  * LD_PRELOAD=/usr/lib/libaccio.so.
  *
  * usage: udp_pingpong [-s HOST] [-p PORT] [-m SIZE] [-n COUNT] [-w WARMUP]
- *                     [-i IFACE] [-t MS] [-q] [-M] [-b] [-H] [-z | -R]
+ *                     [-i IFACE] [-t MS] [-q] [-M] [-b] [-H] [-C] [-z | -R]
  *
  * -H: no hardware timestamps (no SIOCSHWTSTAMP, no SO_TIMESTAMPING, so no
  * error-queue read after each round trip): between two requests the
@@ -34,6 +34,13 @@
  * else is shared. The NIC's stamps are read after the measured window: the
  * request's from the row's TX_TSTAMP, the reply's from its record. For
  * eval/breakdown.py (mode raw); not with -z or -t, nor under LD_PRELOAD.
+ *
+ * -C: the hart census: after each measured round trip (outside its window)
+ * the program asks which hart it runs on (sched_getcpu, a system call) and
+ * prints rx_harts=H:N,... (how many replies it took on each hart), so that a
+ * figure of a client the kernel may place anywhere says where it ran (on
+ * the hart that takes the NIC's interrupt, a blocking reply needs no wake-up
+ * on another hart).
  *
  * -b: a barrier between the warm-up and the measured round trips, for a
  * launcher of many clients (udp_multi): after its warm-up the client writes
@@ -70,6 +77,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <dlfcn.h>
+#include <sched.h>
 #include <errno.h>
 #include <linux/accio.h>
 #include <linux/net_tstamp.h>
@@ -379,6 +387,8 @@ int main(int argc, char **argv)
 				      .rx_filter = HWTSTAMP_FILTER_ALL };
 	struct ifreq ifr;
 	int port = 7777, size = 64, warm = 10, quiet = 0, maps = 0, barrier = 0, zc = 0;
+	int census = 0;
+	long harts[64] = { 0 };
 	int opt, fd, i, flags;
 	long count = 1000, hw_n = 0, bad = 0, lost = 0, nrtt = 0, timeout_ms = 0;
 	uint64_t *rtt, *proc, hw_sum = 0, t0, t1, start, hist[32] = { 0 };
@@ -386,7 +396,7 @@ int main(int argc, char **argv)
 	unsigned long long b0, a0, b1, a1;
 	char ctl[256];
 
-	while ((opt = getopt(argc, argv, "s:p:m:n:w:i:t:qMbzRH")) != -1) {
+	while ((opt = getopt(argc, argv, "s:p:m:n:w:i:t:qMbzRHC")) != -1) {
 		switch (opt) {
 		case 's': host = optarg; break;
 		case 'p': port = atoi(optarg); break;
@@ -401,10 +411,11 @@ int main(int argc, char **argv)
 		case 'z': zc = 1; break;
 		case 'R': raw = 1; break;
 		case 'H': nohw = 1; break;
+		case 'C': census = 1; break;
 		default:
 			fprintf(stderr, "usage: udp_pingpong [-s HOST] [-p PORT] "
 				"[-m SIZE] [-n COUNT] [-w WARMUP] [-i IFACE] [-t MS] [-q] [-M] "
-				"[-b] [-z | -R]\n");
+				"[-b] [-H] [-C] [-z | -R]\n");
 			return 2;
 		}
 	}
@@ -528,6 +539,12 @@ int main(int argc, char **argv)
 		}
 		if (i < 0)
 			continue;
+		if (census) {
+			int h = sched_getcpu();
+
+			if (h >= 0 && h < 64)
+				harts[h]++;
+		}
 		rtt[nrtt++] = t1 - t0;
 		rt_ns[i] = t1 - t0;
 		rt_rx[i] = rx_hw;
@@ -589,6 +606,17 @@ int main(int argc, char **argv)
 		       proc[hw_n - 1] / 1e3);
 	} else {
 		printf("rtt_hw_avg_us=n/a\n");
+	}
+	if (census) {
+		const char *sep = "";
+
+		printf("rx_harts=");
+		for (i = 0; i < 64; i++)
+			if (harts[i]) {
+				printf("%s%d:%ld", sep, i, harts[i]);
+				sep = ",";
+			}
+		printf("\n");
 	}
 	printf("elapsed_us=%llu\ncpu_busy_pct=%.1f\n",
 	       (unsigned long long)(t1 - start) / 1000,

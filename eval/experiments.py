@@ -522,12 +522,14 @@ def multiplex_sockets(run, name, t, count_all, pcap):
     # -t: under overload a kernel may drop a datagram; the client
     # counts it lost after a second instead of waiting for ever
     # udp_multi forks the T clients, then releases them at once
-    cmd = (f"{env} udp_multi -T {t} -o /tmp/pp -n {count} -m 64 -p 7 -t 1000; "
+    # -C: each client counts the replies it took on each hart
+    cmd = (f"{env} udp_multi -T {t} -o /tmp/pp -n {count} -m 64 -p 7 -t 1000 -C; "
            f"for i in $(seq {t}); do echo @@c$i@@; cat /tmp/pp.$i; done")
     progress(f"multiplex: {name}, T={t} clients x {count} round trips")
     sec = sections(run.guest("multiplex", cmd, f"echo:{PEER_NS}",
                              timeout=max(3000, 3 * count), pcap=pcap))
     pts, p50s, p99s, bad, samples, lost, diag = [], [], [], 0, 0, 0, []
+    harts = {}
     for i in range(1, t + 1):
         text = sec.get(f"c{i}", "")
         d = client_done(text, count)
@@ -535,6 +537,9 @@ def multiplex_sockets(run, name, t, count_all, pcap):
             bad += 1
             continue
         lost += int(d["lost"])
+        for hn in filter(None, d.get("rx_harts", "").split(",")):
+            h, n = hn.split(":")
+            harts[h] = harts.get(h, 0) + int(n)
         if int(d["lost"]):
             # what the client's kernel showed at its first loss
             diag += [f"client {i}: " + ln for ln in text.splitlines()
@@ -549,6 +554,7 @@ def multiplex_sockets(run, name, t, count_all, pcap):
     row = {"contender": name, "threads": t, "count": count,
            "clients_ok": t - bad,
            "hw_samples": samples, "lost": lost,
+           "rx_harts": dict(sorted(harts.items(), key=lambda kv: int(kv[0]))),
            "loss_diagnostics": diag,
            "pooled_quantiles_us": pts,
            "p50_us": pts[len(pts) // 2] if pts else None,
@@ -877,8 +883,8 @@ def report_cpu(r):
 def report_multiplex(r):
     lines = ["| contender | T | clients done (every reply checked) | datagrams lost | "
              "round trips with NIC timestamps | processing p50 / p99 (µs, pooled) | "
-             "turnaround on the wire p50 / p99 (µs, pooled) |",
-             "|---|---:|---:|---:|---:|---|---|"]
+             "turnaround on the wire p50 / p99 (µs, pooled) | replies taken on hart 0/1/2/3 (%) |",
+             "|---|---:|---:|---:|---:|---|---|---|"]
     for x in r["rows"]:
         stamps = (f"{x['hw_samples']:,} of {x['threads'] * x.get('count', r['count_per_client']):,}"
                   if x["contender"] != "dpdk" else "none reach a worker")
@@ -886,9 +892,10 @@ def report_multiplex(r):
                 else "(the turnaround)")
         lines.append(f"| {x['contender']} | {x['threads']} | {x['clients_ok']} | {x['lost']:,} | "
                      f"{stamps} | {proc} | "
-                     f"{_f(x.get('wire_p50_us'))} / {_f(x.get('wire_p99_us'))} |")
+                     f"{_f(x.get('wire_p50_us'))} / {_f(x.get('wire_p99_us'))} | "
+                     f"{_hart_shares(x.get('rx_harts'))} |")
     for k, why in r["missing"].items():
-        lines.append(f"| {k} | - | - | - | - | missing: {why} | |")
+        lines.append(f"| {k} | - | - | - | - | missing: {why} | | |")
     acc = {x["threads"]: x["p50_us"] for x in r["rows"] if x["contender"] == "accio"}
     wire = {(x["contender"], x["threads"]): x.get("wire_p50_us") for x in r["rows"]}
     dp = sorted(t for c, t in wire if c == "dpdk")
@@ -924,8 +931,22 @@ def report_multiplex(r):
             "(net_accio) and hands replies to T worker processes, the clients, through "
             "rte_rings (dpdk_dispatch -c), waking a worker that sleeps on its futex; a worker "
             "never sees its request's NIC timestamp, "
-            "so the turnaround is its processing time.\n\n"
+            "so the turnaround is its processing time. The kernel places each socket "
+            "client on a hart of its choosing (udp_pingpong -C counts where each reply "
+            "was taken): a blocking Linux client on the hart that takes the NIC's "
+            "interrupt needs no wake-up on another hart, so a figure of few clients "
+            "depends on where they landed, and that placement is one of the things a "
+            "change of phase (seed, slice) can move.\n\n"
             + "\n".join(lines) + "\n\n" + paper)
+
+
+def _hart_shares(h):
+    """Replies per hart as shares of all: 0/1/2/3 in %."""
+    if not h:
+        return "-"
+    n = sum(h.values())
+    top = max(int(k) for k in h)
+    return "/".join(f"{100 * h.get(str(i), 0) / n:.0f}" for i in range(max(top + 1, 4)))
 
 
 def report_breakdown(r):
