@@ -274,6 +274,15 @@ static ssize_t accio_nic_receive(NetClientState *nc, const uint8_t *buf,
 {
     AccioNICState *s = qemu_get_nic_opaque(nc);
 
+    /*
+     * can_receive is asked once per send, not per frame of a flush: when
+     * the FIFO fills in the middle of one, the netdev keeps the frame
+     * (0: its queue holds it and the rest) until the receive timer has
+     * freed a slot and flushes the queue again.
+     */
+    if ((s->ctrl & ACCIO_NIC_CTRL_ENABLE_MASK) && accio_nic_rx_fifo_full(s)) {
+        return 0;
+    }
     accio_nic_rx_frame(s, buf, size, accio_now());
     return size;
 }
