@@ -57,6 +57,11 @@ def headlines(res):
             r = row(res, "multiplex", contender=c, threads=t)
             out.append((f"multiplexing T={t}, {c}: processing p50", val(r, "p50_us"), "µs"))
             out.append((f"multiplexing T={t}, {c}: processing p99", val(r, "p99_us"), "µs"))
+    for t in sorted(r["threads"] for r in res.get("multiplex", {}).get("rows", [])
+                    if r["contender"] == "dpdk"):
+        r = row(res, "multiplex", contender="dpdk", threads=t)
+        out.append((f"multiplexing T={t}, dpdk: turnaround p50", val(r, "wire_p50_us"), "µs"))
+        out.append((f"multiplexing T={t}, dpdk: datagrams lost", val(r, "lost"), ""))
     a1 = val(row(res, "multiplex", contender="accio", threads=1), "p50_us")
     a4 = val(row(res, "multiplex", contender="accio", threads=4), "p50_us")
     out.append(("multiplexing, Accio T=4 / T=1 (p50)", a4 / a1 if a1 and a4 else None, "x"))
@@ -73,6 +78,8 @@ def headlines(res):
         t = tot.get(m)
         out.append((f"breakdown: instructions per round trip, {m}",
                     round(t) if isinstance(t, (int, float)) else None, ""))
+    for name, r in res.items():
+        out.append((f"wall time, {name}", r.get("wall_s"), "s"))
     wall = [r.get("wall_s") for r in res.values()]
     out.append(("evaluation wall time (sum of the experiments)",
                 sum(w for w in wall if w) if any(wall) else None, "s"))
