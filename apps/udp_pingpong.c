@@ -77,13 +77,13 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <dlfcn.h>
-#include <sched.h>
 #include <errno.h>
 #include <linux/accio.h>
 #include <linux/net_tstamp.h>
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

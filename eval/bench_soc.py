@@ -89,14 +89,11 @@ PARAMS = ["accio-nic.bus-width-bits", "accio-nic.pipeline-cycles",
 
 def shipped():
     """The devices' defaults, from QEMU itself (-device TYPE,help)."""
-    a = accio.artefacts()
     out = {}
     for dev in sorted({p.split(".")[0] for p in PARAMS}):
-        r = subprocess.run([a["qemu"], "-M", "virt", "-device", f"{dev},help"],
-                           capture_output=True, text=True, timeout=60)
-        for prop, val in re.findall(r"^\s*([\w-]+)=<\w+>.*\(default: (\d+)\)", r.stdout, re.M):
+        for prop, val in accio.device_defaults(dev).items():
             if f"{dev}.{prop}" in PARAMS:
-                out[f"{dev}.{prop}"] = int(val)
+                out[f"{dev}.{prop}"] = val
     missing = [p for p in PARAMS if p not in out]
     if missing:
         sys.exit(f"bench_soc: QEMU lists no default for {', '.join(missing)}")

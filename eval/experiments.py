@@ -304,12 +304,9 @@ def exp_latency(run, quick):
 def nic_bus():
     """The NIC's modeled bus at the evaluation's clock: (bits a cycle, Hz),
     the device's defaults as QEMU lists them, on the SoC's one clock."""
-    qemu = accio.artefacts()["qemu"]
-    r = subprocess.run([qemu, "-M", "virt", "-device", "accio-nic,help"],
-                       capture_output=True, text=True, timeout=60)
-    d = dict(re.findall(r"^\s*([\w-]+)=<\w+>.*\(default: (\d+)\)", r.stdout, re.M))
-    hz = int(d["bus-freq-hz"]) or 1_000_000_000 // (1 << SHIFT)
-    return int(d["bus-width-bits"]), hz
+    d = accio.device_defaults("accio-nic")
+    hz = d["bus-freq-hz"] or 1_000_000_000 // (1 << SHIFT)
+    return d["bus-width-bits"], hz
 
 
 def bus_limit_mbps(size, width, hz):
@@ -403,11 +400,8 @@ def busy_run(run, so, cmd, wire, pkgs=(), add=()):
 def uncore_access_cycles():
     """A hart's uncached load and store from the uncore, in cycles (QEMU's
     accio-uncore defaults; 1 each on a QEMU without them)."""
-    qemu = accio.artefacts()["qemu"]
-    r = subprocess.run([qemu, "-M", "virt", "-device", "accio-uncore,help"],
-                       capture_output=True, text=True, timeout=60)
-    d = dict(re.findall(r"^\s*([\w-]+)=<\w+>.*\(default: (\d+)\)", r.stdout, re.M))
-    return int(d.get("load-cycles", 1)), int(d.get("store-cycles", 1))
+    d = accio.device_defaults("accio-uncore")
+    return d.get("load-cycles", 1), d.get("store-cycles", 1)
 
 
 def exp_cpu(run, quick):

@@ -132,6 +132,15 @@ def artefacts():
     return need
 
 
+
+def device_defaults(dev):
+    """The integer properties of a QEMU device and their defaults, as the
+    QEMU in use lists them (-device DEV,help): {property: value}."""
+    r = subprocess.run([artefacts()["qemu"], "-M", "virt", "-device", f"{dev},help"],
+                       capture_output=True, text=True, timeout=60)
+    return {k: int(v) for k, v in
+            re.findall(r"^\s*([\w-]+)=<\w+>.*\(default: (\d+)\)", r.stdout, re.M)}
+
 def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
                  interactive=False, cmdline_extra="", fwd_udp=(), qmp=None, mac=GUEST_MAC,
                  pcap=None):

@@ -1,6 +1,8 @@
 """The emulated Accio SoC end to end: real QEMU, real Linux, real frames."""
 import re
+import socket
 import subprocess
+import threading
 
 import pytest
 
@@ -140,8 +142,6 @@ class BurstEcho:
     pass and hands the NIC N frames back to back."""
 
     def __init__(self, n):
-        import socket
-        import threading
         self.n, self.answered = n, 0
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
