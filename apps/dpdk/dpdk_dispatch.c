@@ -77,6 +77,16 @@
  */
 #define POOL_MBUFS 8191
 #define POOL_CACHE 32
+/*
+ * The shared TX ring and the pool's ring have many producers (every worker,
+ * and for the pool every consumer too), and the workers outnumber the harts:
+ * a worker can be preempted between taking a slot and publishing it. With
+ * DPDK's default multi-producer sync every later producer then spins, and
+ * the consumer sees nothing, until that worker runs again - at its hart's
+ * next tick. Relaxed tail sync (RTS) lets the others finish without waiting
+ * for it; the slot is published once the last producer in flight is done.
+ */
+#define POOL_OPS "ring_mt_rts"
 /* how long the workers may take to come up (EAL init of each process) */
 #define STARTUP_S 300
 #define CLIENT_PORT0 20000
@@ -202,7 +212,7 @@ static int run_worker(int idx)
 			continue;
 		}
 		for (unsigned int i = 0; i < k; i++) {
-			if (swap_ends(ms[i]) || rte_ring_mp_enqueue(tx, ms[i])) {
+			if (swap_ends(ms[i]) || rte_ring_enqueue(tx, ms[i])) {
 				rte_pktmbuf_free(ms[i]);
 				dropped++;
 				continue;
@@ -282,7 +292,7 @@ static int run_client(int idx, int port, long count, int size, long timeout_ms)
 			continue;
 		}
 		t0 = dpdk_now_ns();
-		while (rte_ring_mp_enqueue(tx, m))
+		while (rte_ring_enqueue(tx, m))
 			usleep(20);
 		while (!got) {
 			struct rte_mbuf *r;
@@ -396,9 +406,11 @@ static int run_dispatcher(int workers, rte_be32_t ip, rte_be32_t peer, uint64_t 
 		return 2;
 	}
 	mz = rte_memzone_reserve("dispatch_shared", sizeof(*sh), rte_socket_id(), 0);
-	pool = rte_pktmbuf_pool_create("dispatch_pool", POOL_MBUFS, POOL_CACHE, 0,
-				       RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
-	tx = rte_ring_create("dispatch_tx", RING_SIZE, rte_socket_id(), RING_F_SC_DEQ);
+	pool = rte_pktmbuf_pool_create_by_ops("dispatch_pool", POOL_MBUFS, POOL_CACHE, 0,
+					      RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id(),
+					      POOL_OPS);
+	tx = rte_ring_create("dispatch_tx", RING_SIZE, rte_socket_id(),
+			     RING_F_MP_RTS_ENQ | RING_F_SC_DEQ);
 	for (int i = 0; i < workers; i++)
 		rings[i] = worker_ring(i, 1);
 	for (int i = 0; i < workers; i++)
