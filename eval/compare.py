@@ -7,7 +7,7 @@ usage: python3 eval/compare.py [--title TEXT] [--note TEXT] [--append] --out FIL
 
 A folder is what `python3 -m eval --out DIR` wrote (its <experiment>.json);
 a headline a folder lacks is shown as "-". Each folder's build and
-time-model settings, and the evaluation's wall time, are listed under the
+time-model settings and how many SoCs it ran at once are listed under the
 table, with the command that made it when the folder has one (a file
 COMMAND in it).
 """
@@ -23,6 +23,10 @@ def load(d):
         if os.path.exists(p):
             with open(p) as f:
                 out[name] = json.load(f)
+    p = os.path.join(d, "run.json")         # the whole run (python3 -m eval writes it)
+    if os.path.exists(p):
+        with open(p) as f:
+            out["_run"] = json.load(f)
     return out
 
 
@@ -78,11 +82,18 @@ def headlines(res):
         t = tot.get(m)
         out.append((f"breakdown: instructions per round trip, {m}",
                     round(t) if isinstance(t, (int, float)) else None, ""))
-    for name, r in res.items():
-        out.append((f"wall time, {name}", r.get("wall_s"), "s"))
-    wall = [r.get("wall_s") for r in res.values()]
-    out.append(("evaluation wall time (sum of the experiments)",
-                sum(w for w in wall if w) if any(wall) else None, "s"))
+    # An experiment's SoC time: its SoCs' wall time summed (guest_s); a run
+    # from before parallel jobs ran one SoC at a time, so its wall time is that.
+    exps = {k: v for k, v in res.items() if not k.startswith("_")}
+    soc = {name: r.get("guest_s", r.get("wall_s")) for name, r in exps.items()}
+    for name in exps:
+        out.append((f"SoC time, {name}", soc[name], "s"))
+    out.append(("SoC time, the whole evaluation (one SoC at a time)",
+                sum(w for w in soc.values() if w) if any(soc.values()) else None, "s"))
+    run = res.get("_run", {})
+    wall = [r.get("wall_s") for r in exps.values()]
+    out.append(("wall time of the evaluation",
+                run.get("wall_s") or (sum(w for w in wall if w) if any(wall) else None), "s"))
     return out
 
 
@@ -137,7 +148,8 @@ def main():
                      f"rr-timeslice {conf.get('rr_timeslice')}, harts in parallel "
                      f"{conf.get('icount_parallel', True)}, skew "
                      f"{conf.get('icount_skew_ns', 'none (rounds)')} ns"
-                     + (", quick" if conf.get("quick") else "") + f".{cmd}")
+                     + (", quick" if conf.get("quick") else "")
+                     + f", {conf.get('jobs', 1)} SoC(s) at once.{cmd}")
     lines.append("")
     mode = "a" if a.append else "w"
     with open(a.out, mode) as f:

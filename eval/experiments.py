@@ -43,6 +43,7 @@ DIR/<experiment>.png and the report (Markdown, plots embedded, a "paper vs
 here" table per experiment).
 """
 import argparse
+import concurrent.futures
 import hashlib
 import json
 import os
@@ -51,6 +52,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -83,7 +85,9 @@ EXPERIMENTS = ["freq", "latency", "throughput", "cpu", "multiplex", "breakdown"]
 
 
 def progress(msg):
-    print(f"[eval] {time.strftime('%H:%M:%S')} {msg}", file=sys.stderr, flush=True)
+    # one write a line: experiments run in threads
+    sys.stderr.write(f"[eval] {time.strftime('%H:%M:%S')} {msg}\n")
+    sys.stderr.flush()
 
 
 def kv(text):
@@ -113,36 +117,94 @@ class Runner:
     """Boots the SoC for each guest command; the first command of every
     experiment runs twice and its outputs' checksums are compared, and
     again with other guest seeds for the spread of its p50 and p99
-    figures."""
+    figures.
 
-    def __init__(self, seeds=()):
+    jobs: how many SoCs run at once (each QEMU takes one host core). A run
+    is in virtual time, so its output does not depend on what else the
+    machine runs; experiments and the independent runs inside one
+    (map()) share the slots."""
+
+    def __init__(self, seeds=(), jobs=1):
         self.checked = {}
         self.seeds = list(seeds)
+        self.jobs = max(1, jobs)
+        self.slots = threading.BoundedSemaphore(self.jobs)
+        self.lock = threading.Lock()
+        self.local = threading.local()
+        self.guest_s = {}               # experiment: seconds of SoC runs, summed
+        self.failed = None              # an experiment failed: start nothing more
+
+    def _slot(self):
+        self.slots.acquire()
+        if self.failed:
+            self.slots.release()
+            raise SystemExit(f"eval: not started, {self.failed} failed")
+
+    def boot(self, exp, cmd, seed=None, **kw):
+        """accio.run() in a free slot."""
+        self._slot()
+        try:
+            t = time.monotonic()
+            try:
+                return accio.run(cmd, seed=seed, **kw)
+            finally:
+                with self.lock:
+                    self.guest_s[exp] = self.guest_s.get(exp, 0) + time.monotonic() - t
+        finally:
+            self.slots.release()
+
+    def command(self, exp, argv):
+        """A host command that runs SoCs one at a time (e.g. eval/breakdown.py),
+        in one slot."""
+        self._slot()
+        try:
+            t = time.monotonic()
+            try:
+                return subprocess.run(argv, capture_output=True, text=True)
+            finally:
+                with self.lock:
+                    self.guest_s[exp] = self.guest_s.get(exp, 0) + time.monotonic() - t
+        finally:
+            self.slots.release()
+
+    def map(self, fn, items):
+        """[fn(x) for x in items], up to jobs at once. Only the first item's
+        guest commands may be an experiment's repeatability check, so the
+        checked command does not depend on which thread came first."""
+        items = list(items)
+
+        def one(i):
+            self.local.later = i > 0
+            return fn(items[i])
+
+        if self.jobs == 1 or len(items) < 2:
+            return [fn(x) for x in items]
+        with concurrent.futures.ThreadPoolExecutor(min(self.jobs, len(items))) as ex:
+            return list(ex.map(one, range(len(items))))
 
     def guest(self, exp, cmd, wire, shift=SHIFT, timeout=3000, qemu_extra=(), pkgs=(), add=(),
               pcap=None):
-        r = accio.run(cmd, icount=shift, wire=wire, timeout=timeout, qemu_extra=qemu_extra,
-                      pkgs=pkgs, add=add, pcap=pcap)
+        kw = dict(icount=shift, wire=wire, timeout=timeout, qemu_extra=qemu_extra, pkgs=pkgs,
+                  add=add)
+        r = self.boot(exp, cmd, pcap=pcap, **kw)
         if r.rc != 0:
             raise SystemExit(f"eval {exp}: guest command failed (rc {r.rc}):\n{cmd}\n"
                              + r.output[-3000:])
-        if exp not in self.checked:
-            again = accio.run(cmd, icount=shift, wire=wire, timeout=timeout,
-                              qemu_extra=qemu_extra, pkgs=pkgs, add=add)
+        with self.lock:
+            first = exp not in self.checked and not getattr(self.local, "later", False)
+            if first:
+                self.checked[exp] = None            # claimed; filled in below
+        if first:
+            # the same command again, and with each other seed, in parallel
+            seeds = [None] + self.seeds
+            outs = self.map(lambda seed: self.boot(exp, cmd, seed=seed, **kw), seeds)
             a = hashlib.sha256(r.output.encode()).hexdigest()[:16]
-            b = hashlib.sha256(again.output.encode()).hexdigest()[:16]
-            self.checked[exp] = {"identical": a == b, "sha256": [a, b], "wire": wire,
-                                 "command": cmd}
-            runs = [figures(r.output)]
-            for seed in self.seeds:
-                old, accio.SEED = accio.SEED, seed
-                try:
-                    o = accio.run(cmd, icount=shift, wire=wire, timeout=timeout,
-                                  qemu_extra=qemu_extra, pkgs=pkgs, add=add)
-                finally:
-                    accio.SEED = old
-                runs.append(figures(o.output) if o.rc == 0 else [])
-            self.checked[exp]["spread"] = spread(runs, [accio.SEED] + self.seeds)
+            b = hashlib.sha256(outs[0].output.encode()).hexdigest()[:16]
+            check = {"identical": a == b, "sha256": [a, b], "wire": wire, "command": cmd}
+            runs = [figures(r.output)] + [figures(o.output) if o.rc == 0 else []
+                                          for o in outs[1:]]
+            check["spread"] = spread(runs, [accio.SEED] + self.seeds)
+            self.checked[exp] = check
         return r.output
 
 
@@ -425,31 +487,35 @@ def exp_cpu(run, quick):
     res = {"count": count, "factors": factors, "base_rtt_us": base_us, "rows": [],
            "busy_counts_uncore_stalls": True,
            "missing": missing, "contenders": list(names), "ns_per_instruction": 1 << SHIFT}
-    for k in factors:
+
+    def one(point):
+        k, name = point
+        env = names[name]
         # the paper's server is 40x faster than its SoC: slowed k times,
         # it takes k/40 of the SoC's own (Linux) round trip; at 40x it is
         # as slow as the SoC
         delay = int(k * base_us * 1000 / 40)
-        for name, env in names.items():
-            progress(f"cpu: slowdown {k}x (server delay {delay / 1000:.0f} us), {name}, "
-                     f"{count} round trips")
-            if name == "dpdk":      # busy-polls the NIC's own driver (net_accio)
-                out, insns = busy_run(run, so, f"{PMD_PREP} && {pmd_pingpong(64, count)}",
-                                      f"echo:{delay}", pkgs=PMD_PKGS,
-                                      add=[(PMD_TREE, "/opt/dpdk")])
-            else:
-                out, insns = busy_run(run, so, pingpong(env, 64, count), f"echo:{delay}")
-            d = kv(out)
-            ns = float(d["elapsed_us"]) * 1000
-            share = [100.0 * n * (1 << SHIFT) / ns for n in insns]
-            # blocks are counted whole, and under icount a block that reads a
-            # device register midway runs again from there: a hart that
-            # polls registers all the time counts a few % over 100
-            res["rows"].append({"contender": name, "factor": k, "delay_us": delay / 1000,
-                                "cpu_busy_pct": min(100.0, share[HART]),
-                                "cpu_busy_pct_by_hart": share,
-                                "cores_busy": sum(share) / 100,
-                                "rtt_p50_us": float(d["rtt_p50_us"])})
+        progress(f"cpu: slowdown {k}x (server delay {delay / 1000:.0f} us), {name}, "
+                 f"{count} round trips")
+        if name == "dpdk":      # busy-polls the NIC's own driver (net_accio)
+            out, insns = busy_run(run, so, f"{PMD_PREP} && {pmd_pingpong(64, count)}",
+                                  f"echo:{delay}", pkgs=PMD_PKGS,
+                                  add=[(PMD_TREE, "/opt/dpdk")])
+        else:
+            out, insns = busy_run(run, so, pingpong(env, 64, count), f"echo:{delay}")
+        d = kv(out)
+        ns = float(d["elapsed_us"]) * 1000
+        share = [100.0 * n * (1 << SHIFT) / ns for n in insns]
+        # blocks are counted whole, and under icount a block that reads a
+        # device register midway runs again from there: a hart that
+        # polls registers all the time counts a few % over 100
+        return {"contender": name, "factor": k, "delay_us": delay / 1000,
+                "cpu_busy_pct": min(100.0, share[HART]),
+                "cpu_busy_pct_by_hart": share,
+                "cores_busy": sum(share) / 100,
+                "rtt_p50_us": float(d["rtt_p50_us"])}
+
+    res["rows"] = run.map(one, [(k, name) for k in factors for name in names])
     return res
 
 
@@ -471,19 +537,27 @@ def exp_multiplex(run, quick):
     res = {"threads": threads, "count_per_client": count, "peer_ns": PEER_NS,
            "rows": [], "missing": missing}
     tmp = tempfile.mkdtemp(prefix="accio-multiplex-")
+    rows = [(name, t) for name in ("linux", "accio") for t in threads]
+    if pmd_available():
+        # up to DPDK_MAX_T clients, and that many too when T goes beyond
+        dts = [t for t in threads if t <= DPDK_MAX_T]
+        if max(threads) > DPDK_MAX_T and DPDK_MAX_T not in dts:
+            dts.append(DPDK_MAX_T)
+        rows += [("dpdk", t) for t in dts]
+
+    def one(row):
+        name, t = row
+        pcap = os.path.join(tmp, f"wire-{name}-{t}.pcap")   # a capture of its own
+        try:
+            if name == "dpdk":
+                return multiplex_dpdk(run, t, count, pcap)
+            return multiplex_sockets(run, name, t, count, pcap)
+        finally:
+            if os.path.exists(pcap):
+                os.unlink(pcap)
+
     try:
-        for name in ("linux", "accio"):
-            for t in threads:
-                res["rows"].append(multiplex_sockets(run, name, t, res["count_per_client"],
-                                                     os.path.join(tmp, "wire.pcap")))
-        if pmd_available():
-            # up to DPDK_MAX_T clients, and that many too when T goes beyond
-            dts = [t for t in threads if t <= DPDK_MAX_T]
-            if max(threads) > DPDK_MAX_T and DPDK_MAX_T not in dts:
-                dts.append(DPDK_MAX_T)
-            for t in dts:
-                res["rows"].append(multiplex_dpdk(run, t, res["count_per_client"],
-                                                  os.path.join(tmp, "wire.pcap")))
+        res["rows"] = run.map(one, rows)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return res
@@ -575,7 +649,7 @@ def multiplex_dpdk(run, t, count, pcap):
     turn, flows = wire_turnarounds(pcap)
     row = {"contender": "dpdk", "threads": t, "count": count, "clients_ok": t - bad,
            "hw_samples": 0, "lost": lost, "loss_diagnostics": [],
-           "dispatcher_ok": "dispatch_rc=0" in out}
+           "dispatcher_ok": "dispatch_rc=0" in out, "dispatcher": dispatcher_counts(out)}
     row.update(_wire_fields(turn, flows))
     # its processing time is the wire's turnaround (the plot and the table)
     row.update(pooled_quantiles_us=row["wire_quantiles_us"], p50_us=row["wire_p50_us"],
@@ -583,16 +657,25 @@ def multiplex_dpdk(run, t, count, pcap):
     return row
 
 
+def dispatcher_counts(out):
+    """dpdk_dispatch's own counters (what it printed before the clients'
+    sections): datagrams sent, not for a worker, dropped on a full worker
+    ring, and the FUTEX_WAKE calls it made, summed over the workers."""
+    head = kv(out.split("@@c0@@", 1)[0].replace(" ", "\n"))
+    wake = [int(v) for k, v in head.items() if k.startswith("wakeups_w")]
+    return {"sent": int(head.get("sent", -1)), "other": int(head.get("other", -1)),
+            "ring_full": int(head.get("ring_full", -1)), "futex_wakes": sum(wake)}
+
+
 def exp_breakdown(run, quick, outdir):
     count = 40 if quick else 1000
     js = os.path.join(outdir, "breakdown-stages.json")
     png = os.path.join(outdir, "breakdown.png")
     progress(f"breakdown: {count} round trips per mode, wire peer at {PEER_NS} ns")
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "eval", "breakdown.py"),
+    r = run.command("breakdown", [sys.executable, os.path.join(ROOT, "eval", "breakdown.py"),
                         "--count", str(count), "--hart", str(HART),
                         "--modes", "linux,accio,spin,mmio" + (",dpdk" if pmd_available() else ""),
-                        "--peer", f"wire:{PEER_NS}", "--json", js, "--plot", png],
-                       capture_output=True, text=True)
+                        "--peer", f"wire:{PEER_NS}", "--json", js, "--plot", png])
     if r.returncode != 0:
         raise SystemExit("eval breakdown failed:\n" + r.stdout[-2000:] + r.stderr[-2000:])
     with open(js) as f:
@@ -989,6 +1072,14 @@ def write_report(path, outdir, results, conf, checks):
                 for k, n in runs.items()]
         out += [f"- settings (rr-timeslice, harts in parallel, skew ns): "
                 + "; ".join(str(s_) for s_ in sorted(settings, key=str)), ""]
+    soc = {n: r.get("guest_s", r.get("wall_s")) for n, r in results.items()}
+    if all(soc.values()):
+        out += ["**What it cost:** the SoC time of each experiment (the wall time of its "
+                "SoCs, summed; a SoC takes one host core): "
+                + ", ".join(f"{n} {v:,.0f} s" for n, v in soc.items())
+                + f"; {sum(soc.values()):,.0f} s in all"
+                + (f", run {conf.get('jobs')} SoCs at once" if conf.get("jobs") else "")
+                + ".", ""]
     out += ["## Repeatability", "",
             "The first guest command of each experiment ran twice (identical: the same "
             "bytes), and again with other guest seeds (another phase of the same run: "
@@ -1064,7 +1155,12 @@ def main():
     ap.add_argument("--multiplex-count", type=int, metavar="N",
                     help="multiplexing: round trips per client (default 2000; a "
                     "quarter of it above 256 clients)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                    help="SoCs at once (default: the host's cores); the results do not "
+                    "depend on it, only the wall time")
     a = ap.parse_args()
+    if a.jobs < 1:
+        ap.error("--jobs must be at least 1")
     if a.multiplex_threads:
         MULTIPLEX["threads"] = [int(x) for x in a.multiplex_threads.split(",")]
     if a.multiplex_count:
@@ -1092,23 +1188,49 @@ def main():
                  "run measures:\n" + dirty + "\ncommit them, or run with --allow-dirty "
                  "(make eval ALLOW_DIRTY=1)")
     conf = configuration(a.quick)
-    run = Runner(SPREAD_SEEDS_QUICK if a.quick else SPREAD_SEEDS)
+    conf["jobs"] = a.jobs
+    run = Runner(SPREAD_SEEDS_QUICK if a.quick else SPREAD_SEEDS, a.jobs)
     results = {}
     t0 = time.time()
-    for i, name in enumerate(names):
+
+    def experiment(i):
+        name = names[i]
         progress(f"experiment {i + 1}/{len(names)}: {name}")
         t = time.time()
-        if name == "breakdown":
-            res = exp_breakdown(run, a.quick, outdir)
-        else:
-            res = globals()[f"exp_{name}"](run, a.quick)
-            PLOTS[name](res, os.path.join(outdir, f"{name}.png"))
+        try:
+            res = (exp_breakdown(run, a.quick, outdir) if name == "breakdown"
+                   else globals()[f"exp_{name}"](run, a.quick))
+        except BaseException as e:
+            # said at once; the others finish what runs and start nothing more
+            run.failed = run.failed or name
+            progress(f"experiment {name} failed: {e}")
+            raise
         res["configuration"] = conf
         res["repeatability"] = run.checked.get(name)
+        # wall time shares the machine with the other jobs; guest_s is
+        # the seconds its SoCs ran, summed (what it costs alone)
         res["wall_s"] = round(time.time() - t, 1)
-        results[name] = res
+        res["guest_s"] = round(run.guest_s.get(name, 0), 1)
         with open(os.path.join(outdir, f"{name}.json"), "w") as f:
             json.dump(res, f, indent=1)
+        progress(f"experiment {name} done in {res['wall_s']:.0f} s "
+                 f"(its SoCs ran {res['guest_s']:.0f} s)")
+        return res
+
+    # every experiment at once; they wait for the job slots. The longest
+    # (multiplex) first, so that it is not the one left running alone.
+    order = sorted(range(len(names)), key=lambda i: names[i] != "multiplex")
+    with concurrent.futures.ThreadPoolExecutor(len(names)) as ex:
+        futs = {i: ex.submit(experiment, i) for i in order}
+        for i in range(len(names)):
+            results[names[i]] = futs[i].result()
+    # plots here, in one thread (matplotlib's pyplot is not thread-safe)
+    for name, res in results.items():
+        if name in PLOTS:
+            PLOTS[name](res, os.path.join(outdir, f"{name}.png"))
+    with open(os.path.join(outdir, "run.json"), "w") as f:
+        json.dump({"experiments": names, "jobs": a.jobs,
+                   "wall_s": round(time.time() - t0, 1)}, f, indent=1)
     # a partial run (--only): the report keeps the other experiments'
     # results already in the folder
     results = load_results(outdir, EXPERIMENTS, into=results)

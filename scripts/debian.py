@@ -25,6 +25,7 @@ translations are left out too. The kernel unpacks the archive over the
 image's initramfs at boot (scripts/build-image.sh appends it).
 """
 import argparse
+import fcntl
 import hashlib
 import os
 import re
@@ -350,6 +351,11 @@ def main(argv=None):
                        "a cached tree; prints its path")
     t.add_argument("pkgs", nargs="+")
     a = ap.parse_args(argv)
+    # one at a time on this machine: runs in parallel (an evaluation's jobs,
+    # the tests) share the lists, the downloads and the cached trees
+    os.makedirs(D, exist_ok=True)
+    lock = open(os.path.join(D, ".lock"), "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
     try:
         if a.verb == "resolve":
             env = apt_config()

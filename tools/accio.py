@@ -72,6 +72,7 @@ The guest reaches the host at 10.0.2.2 with the user wire; a host server
 listening on 127.0.0.1:PORT is 10.0.2.2:PORT to the guest.
 """
 import argparse
+import itertools
 import json
 import os
 import re
@@ -101,6 +102,7 @@ ICOUNT_SKEW_NS = int(os.environ.get("ACCIO_ICOUNT_SKEW_NS", "1000"))
 # --icount: the guest's randomness (the devicetree's rng-seed, so address
 # layouts and hash seeds): another seed is another phase of the same run
 SEED = int(os.environ.get("ACCIO_SEED", "1"))
+SESSION_IDS = itertools.count(1)
 BEGIN = "@@ACCIO-BEGIN@@"
 END_RE = re.compile(r"@@ACCIO-END rc=(\d+)@@")
 
@@ -143,7 +145,7 @@ def device_defaults(dev):
 
 def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
                  interactive=False, cmdline_extra="", fwd_udp=(), qmp=None, mac=GUEST_MAC,
-                 pcap=None):
+                 pcap=None, seed=None):
     a = artefacts()
     # Boot messages go to the console in full: run() keeps them in the log
     # (a boot that stops shows where); the guest's init quiets the console
@@ -170,7 +172,7 @@ def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
         # runs next, at most ACCIO_ICOUNT_SKEW_NS ahead of any other
         # running hart, and a hart alone runs at most ACCIO_RR_TIMESLICE
         # instructions in a turn (QEMU patches 0003, 0004, 0010).
-        cmd += ["-icount", f"shift={icount},sleep=off", "-seed", str(SEED),
+        cmd += ["-icount", f"shift={icount},sleep=off", "-seed", str(SEED if seed is None else seed),
                 "-rtc", "base=2026-01-01T00:00:00,clock=vm",
                 "-accel", f"tcg,rr-timeslice={RR_TIMESLICE}"
                 + (f",icount-parallel=on,icount-skew-ns={ICOUNT_SKEW_NS}"
@@ -599,7 +601,7 @@ class Session:
 
     def __init__(self, command, smp=4, mem="1G", icount=None, wire="user", verbose=False,
                  cmdline_extra="", qemu_extra=(), fwd_udp=(), add=(), pkgs=(), mac=GUEST_MAC,
-                 pcap=None):
+                 pcap=None, seed=None):
         entries = [e for h, g in add for e in host_entries(h, g)]
         layers = [debian_layer(list(pkgs))] if pkgs else []
         try:
@@ -612,10 +614,12 @@ class Session:
         self.tmp = tempfile.mkdtemp(prefix="accio-qmp-")
         qmp_path = os.path.join(self.tmp, "qmp.sock")
         self.cmd = qemu_cmdline(smp, mem, icount, wire, self.script, False, cmdline_extra,
-                                fwd_udp, qmp=qmp_path, mac=mac, pcap=pcap) + list(qemu_extra)
+                                fwd_udp, qmp=qmp_path, mac=mac, pcap=pcap,
+                                seed=seed) + list(qemu_extra)
         self.t0 = time.monotonic()
+        # unique among the sessions of this process (threads may start several)
         self.stamp = time.strftime("%Y%m%d-%H%M%S") + \
-            f"-{os.getpid()}-{int(self.t0 * 1000) % 100000}"
+            f"-{os.getpid()}-{next(SESSION_IDS)}"
         self.guest = Guest(self.cmd, qmp_path, verbose)
 
     def started(self, timeout=300):
@@ -665,7 +669,7 @@ class Session:
 
 def run(command, smp=4, mem="1G", icount=None, wire="user", timeout=600,
         verbose=False, cmdline_extra="", qemu_extra=(), fwd_udp=(), add=(), pkgs=(),
-        pcap=None):
+        pcap=None, seed=None):
     """Boot the SoC, run a shell command in the guest, return a Result.
 
     fwd_udp: (host port, guest port) pairs forwarded on the user wire.
@@ -675,9 +679,10 @@ def run(command, smp=4, mem="1G", icount=None, wire="user", timeout=600,
     The whole console is kept in the log directory (log_dir()); on a timeout
     the diagnostics (Guest.diagnose) are added to it and to the error.
     pcap: a file that gets every frame on the NIC's wire, both ways, with
-    the virtual time it crossed (nanosecond pcap, first 128 bytes)."""
+    the virtual time it crossed (nanosecond pcap, first 128 bytes).
+    seed: the guest's randomness under icount (default SEED)."""
     return Session(command, smp, mem, icount, wire, verbose, cmdline_extra, qemu_extra,
-                   fwd_udp, add, pkgs, pcap=pcap).finish(timeout)
+                   fwd_udp, add, pkgs, pcap=pcap, seed=seed).finish(timeout)
 
 
 PAIR_NET = {"server": ("10.0.3.1/24", "52:54:00:ac:c1:01"),

@@ -18,8 +18,9 @@ PMD = os.path.exists(os.path.join(ROOT, "build", "apps", "dpdk-pmd", "opt", "dpd
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("eval")
+    # two SoCs at once (experiments side by side, and the runs inside one)
     r = subprocess.run([sys.executable, "-m", "eval", "--quick", "--allow-dirty",
-                        "--out", str(out)],
+                        "--jobs", "2", "--out", str(out)],
                        cwd=ROOT, capture_output=True, text=True, timeout=1500)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     # progress is shown while it runs
@@ -68,6 +69,26 @@ def test_deterministic_runs_repeat_exactly(quick):
         assert all(f["min"] <= f["max"] and len(f["values"]) == 2 for f in sp["figures"])
     # one build, one clock, said so
     assert "**One build:** commit" in report and "One clock: icount shift 4" in report
+
+
+def test_results_do_not_depend_on_how_many_socs_run_at_once(quick, tmp_path):
+    """Every SoC runs in virtual time: the multiplexing rows of the quick run
+    (two SoCs at once) are those of the same rows run one SoC at a time."""
+    out, res, _ = quick
+    r = subprocess.run([sys.executable, "-m", "eval", "--quick", "--allow-dirty", "--jobs", "1",
+                        "--only", "multiplex", "--multiplex-threads", "1,4",
+                        "--out", str(tmp_path)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    alone = json.load(open(tmp_path / "multiplex.json"))
+    assert alone["configuration"]["jobs"] == 1 and res["multiplex"]["configuration"]["jobs"] == 2
+    assert len(alone["rows"]) == (6 if PMD else 4)
+    for row in alone["rows"]:
+        (both,) = rows(res, "multiplex", contender=row["contender"], threads=row["threads"])
+        assert both == row
+    # the same command was the repeatability check, with the same bytes
+    assert alone["repeatability"]["sha256"] == res["multiplex"]["repeatability"]["sha256"]
+    assert json.load(open(out / "run.json"))["jobs"] == 2
 
 
 def test_the_evaluation_refuses_a_dirty_tree():
