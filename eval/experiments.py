@@ -289,10 +289,12 @@ def pmd_dispatch_clients(t, count, port=7):
 
 
 def wire_turnarounds(pcap):
-    """Every client flow's turnarounds on the wire, pooled (ns), and the
-    number of flows."""
-    fl = wirecap.flows(wirecap.read_pcap(pcap))
-    return [x for f in fl.values() for x in f["turn"]], len(fl)
+    """Every client flow's turnarounds on the wire, pooled (ns), the
+    number of flows, and how the flows shared the server
+    (wirecap.fairness)."""
+    frames = wirecap.read_pcap(pcap)
+    fl = wirecap.flows(frames)
+    return [x for f in fl.values() for x in f["turn"]], len(fl), wirecap.fairness(frames)
 
 
 def pmd_pingpong(size, count, port=7):
@@ -563,9 +565,9 @@ def exp_multiplex(run, quick):
     return res
 
 
-def _wire_fields(turn, flows):
+def _wire_fields(turn, flows, fair):
     turn.sort()
-    return {"wire_flows": flows, "wire_n": len(turn),
+    return {"wire_flows": flows, "wire_n": len(turn), "fairness": fair,
             "wire_p50_us": round(turn[len(turn) // 2] / 1000, 1) if turn else None,
             "wire_p99_us": round(turn[len(turn) * 99 // 100] / 1000, 1) if turn else None,
             "wire_quantiles_us": [round(turn[min(len(turn) - 1, int(q / 100 * len(turn)))] / 1000, 1)
@@ -646,11 +648,11 @@ def multiplex_dpdk(run, t, count, pcap):
     done = [client_done(sec.get(f"c{w}", ""), count) for w in range(t)]
     bad = done.count(None)
     lost = sum(int(d["lost"]) for d in done if d is not None)
-    turn, flows = wire_turnarounds(pcap)
+    turn, flows, fair = wire_turnarounds(pcap)
     row = {"contender": "dpdk", "threads": t, "count": count, "clients_ok": t - bad,
            "hw_samples": 0, "lost": lost, "loss_diagnostics": [],
            "dispatcher_ok": "dispatch_rc=0" in out, "dispatcher": dispatcher_counts(out)}
-    row.update(_wire_fields(turn, flows))
+    row.update(_wire_fields(turn, flows, fair))
     # its processing time is the wire's turnaround (the plot and the table)
     row.update(pooled_quantiles_us=row["wire_quantiles_us"], p50_us=row["wire_p50_us"],
                p99_us=row["wire_p99_us"], median_client_p50_us=None)
@@ -973,6 +975,14 @@ def report_multiplex(r):
                      f"{_hart_shares(x.get('rx_harts'))} |")
     for k, why in r["missing"].items():
         lines.append(f"| {k} | - | - | - | - | missing: {why} | | |")
+    share = ["| contender | T | window (ms) | round trips per second, all clients | "
+             "Jain's index | round trips per client, min / max |", "|---|---:|---:|---:|---:|---|"]
+    for x in r["rows"]:
+        f = x.get("fairness")
+        share.append(f"| {x['contender']} | {x['threads']} | "
+                     + (f"{f['window_ms']:,.1f} | {f['round_trips_per_s']:,.0f} | "
+                        f"{f['jain']:.3f} | {f['min']:,} / {f['max']:,} |" if f else
+                        "- | - | - | no window where every client ran |"))
     acc = {x["threads"]: x["p50_us"] for x in r["rows"] if x["contender"] == "accio"}
     wire = {(x["contender"], x["threads"]): x.get("wire_p50_us") for x in r["rows"]}
     dp = sorted(t for c, t in wire if c == "dpdk")
@@ -1014,7 +1024,13 @@ def report_multiplex(r):
             "interrupt needs no wake-up on another hart, so a figure of few clients "
             "depends on where they landed, and that placement is one of the things a "
             "change of phase (seed, slice) can move.\n\n"
-            + "\n".join(lines) + "\n\n" + paper)
+            + "\n".join(lines) + "\n\n"
+            "How the clients shared the server, from the same capture: the window runs "
+            "from the last client's first request to the first client's last reply, so "
+            "that every client runs in it; each client's round trips in the window, "
+            "Jain's fairness index over them (1: equal shares; 1/T: one client takes "
+            "all), their min and max, and all clients' round trips per second.\n\n"
+            + "\n".join(share) + "\n\n" + paper)
 
 
 def _hart_shares(h):

@@ -23,6 +23,7 @@ datagrams other than markers; for RoCEv2 (UDP 4791) RC acknowledgements
 usage: python3 eval/wirecap.py CLIENT.pcap [--mac MAC]
 """
 import argparse
+import bisect
 import re
 import struct
 import sys
@@ -140,6 +141,42 @@ def flows(frames, mac=None):
                 fl["turn"].append(t - last_rx[p])
             last_rx[p], last_tx[p] = None, t
     return out
+
+
+def fairness(frames, mac=None):
+    """How the clients shared the server while all of them ran: the window
+    from the last client flow's first request to the first flow's last
+    reply, each flow's replies in it, Jain's index over those counts
+    ((sum x)^2 / (n sum x^2): 1 when equal, 1/n when one flow takes all),
+    their min and max, and all flows' replies per second in the window.
+    None when there is no such window (a flow ended before another began)."""
+    mac = mac or station(frames)
+    first_tx, replies = {}, {}
+    for t, f, _ in sorted(frames, key=lambda x: x[0]):
+        kind, _ = classify(f)
+        ports = udp_ports(f) if kind == "data" else None
+        if ports is None:
+            continue
+        if f[0:6] == mac:
+            replies.setdefault(ports[1], []).append(t)
+        elif f[6:12] == mac:
+            first_tx.setdefault(ports[0], t)
+    flows = [p for p in first_tx if replies.get(p)]
+    if not flows:
+        return None
+    start = max(first_tx[p] for p in flows)
+    end = min(replies[p][-1] for p in flows)
+    if end <= start:
+        return None
+    counts = [bisect.bisect_right(replies[p], end) - bisect.bisect_left(replies[p], start)
+              for p in flows]
+    total = sum(counts)
+    return {"flows": len(flows), "window_ms": round((end - start) / 1e6, 3),
+            "round_trips": total,
+            "jain": round(total * total / (len(counts) * sum(c * c for c in counts)), 4)
+            if total else None,
+            "min": min(counts), "max": max(counts),
+            "round_trips_per_s": round(total * 1e9 / (end - start), 1)}
 
 
 def pct(xs, p):

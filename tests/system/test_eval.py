@@ -169,6 +169,13 @@ def test_figures_are_sane(quick):
             assert r["wire_flows"] == t and r["wire_n"] == t * per - r["lost"], \
                 (name, t, r["wire_flows"], r["wire_n"], r["lost"])
         assert 0 < got["accio"]["wire_p50_us"] < got["linux"]["wire_p50_us"], t
+        # how they shared the server while all ran: every client in the
+        # window, the index between 1/T and 1, min <= max, a positive rate
+        for name, r in got.items():
+            f = r["fairness"]
+            assert f["flows"] == t and f["window_ms"] > 0, (name, t, f)
+            assert 1 / t - 1e-9 <= f["jain"] <= 1 and 0 <= f["min"] <= f["max"], (name, t, f)
+            assert f["round_trips_per_s"] > 0 and f["round_trips"] >= t * f["min"], (name, t, f)
     # the breakdown ran every mode, DPDK's where its PMD is built
     assert set(res["breakdown"]["totals"]) == \
         {"linux", "accio", "spin", "mmio"} | ({"dpdk"} if PMD else set())
