@@ -1045,6 +1045,16 @@ wait:
 			n = -1;
 			goto out;
 		}
+		if ((ready & ACCIO_READY_NOROW) && !c->dead) {
+			/*
+			 * No row, its ring read: the socket's datagrams are
+			 * the oldest, and the ring's registers would install
+			 * the row again.
+			 */
+			n = kernel_recv(c, a, a->flags | MSG_DONTWAIT);
+			if (n >= 0 || errno != EAGAIN)
+				goto out;
+		}
 		if (ready & ACCIO_READY_SOCKET)
 			c->kernel_pending = 1;
 	}
@@ -1085,8 +1095,18 @@ static __attribute__((noinline)) ssize_t recv_sleep(struct conn *c, struct rx_ar
 	if (ready < 0 && !c->dead)
 		return -1;
 	if (ready > 0 && (ready & ACCIO_READY_SOCKET)) {
+		ssize_t n;
+
 		rlock_take(&c->rx_lock);
 		c->kernel_pending = 1;
+		if ((ready & ACCIO_READY_NOROW) && !c->dead && !c->backlog) {
+			/* no row, its ring read: the socket first (recv_general) */
+			n = kernel_recv(c, a, a->flags | MSG_DONTWAIT);
+			if (n >= 0 || errno != EAGAIN) {
+				rlock_release(&c->rx_lock);
+				return n;
+			}
+		}
 		rlock_release(&c->rx_lock);
 	}
 	return conn_recv(c, a);
