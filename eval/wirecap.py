@@ -117,11 +117,15 @@ def udp_ports(frame):
     return struct.unpack_from(">HH", frame, l4)
 
 
-def flows(frames, mac=None):
+def flows(frames, mac=None, skip=0):
     """{client port: {"turn": [ns...], "rtt": [ns...]}}: the same as
     sections(), per UDP flow of the capturing station (its port: a request's
-    source, a reply's destination), for many clients at once."""
+    source, a reply's destination), for many clients at once. skip: each
+    flow's first round trips that are not measured (a warm-up): their
+    turnarounds, and the one after the last of them (a client may wait
+    there, e.g. at udp_multi's barrier), are left out."""
     mac = mac or station(frames)
+    sent = {}
     out, last_rx, last_tx = {}, {}, {}
     for t, f, _ in sorted(frames, key=lambda x: x[0]):
         kind, _ = classify(f)
@@ -137,21 +141,24 @@ def flows(frames, mac=None):
         elif f[6:12] == mac:
             p = ports[0]
             fl = out.setdefault(p, {"turn": [], "rtt": []})
-            if last_rx.get(p) is not None:
+            sent[p] = sent.get(p, 0) + 1
+            if last_rx.get(p) is not None and sent[p] > skip + 1:
                 fl["turn"].append(t - last_rx[p])
             last_rx[p], last_tx[p] = None, t
     return out
 
 
-def fairness(frames, mac=None):
+def fairness(frames, mac=None, skip=0):
     """How the clients shared the server while all of them ran: the window
-    from the last client flow's first request to the first flow's last
-    reply, each flow's replies in it, Jain's index over those counts
+    from the first measured request of any flow (after skip round trips of
+    warm-up: the clients' common start) to the first flow's last reply, so
+    that no client had finished; each flow's replies in it (0 for a client
+    that did not get to run), Jain's index over those counts
     ((sum x)^2 / (n sum x^2): 1 when equal, 1/n when one flow takes all),
     their min and max, and all flows' replies per second in the window.
-    None when there is no such window (a flow ended before another began)."""
+    None when there is no such window."""
     mac = mac or station(frames)
-    first_tx, replies = {}, {}
+    first_tx, replies, sent = {}, {}, {}
     for t, f, _ in sorted(frames, key=lambda x: x[0]):
         kind, _ = classify(f)
         ports = udp_ports(f) if kind == "data" else None
@@ -160,11 +167,13 @@ def fairness(frames, mac=None):
         if f[0:6] == mac:
             replies.setdefault(ports[1], []).append(t)
         elif f[6:12] == mac:
-            first_tx.setdefault(ports[0], t)
+            sent[ports[0]] = sent.get(ports[0], 0) + 1
+            if sent[ports[0]] == skip + 1:
+                first_tx[ports[0]] = t
     flows = [p for p in first_tx if replies.get(p)]
     if not flows:
         return None
-    start = max(first_tx[p] for p in flows)
+    start = min(first_tx[p] for p in flows)
     end = min(replies[p][-1] for p in flows)
     if end <= start:
         return None
