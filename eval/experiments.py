@@ -44,6 +44,7 @@ here" table per experiment).
 """
 import argparse
 import concurrent.futures
+import contextlib
 import hashlib
 import json
 import os
@@ -134,38 +135,30 @@ class Runner:
         self.guest_s = {}               # experiment: seconds of SoC runs, summed
         self.failed = None              # an experiment failed: start nothing more
 
-    def _slot(self):
+    @contextlib.contextmanager
+    def _slot(self, exp):
+        """A free slot while the block runs, its time counted to exp."""
         self.slots.acquire()
-        if self.failed:
+        t = time.monotonic()
+        try:
+            if self.failed:
+                raise SystemExit(f"eval: not started, {self.failed} failed")
+            yield
+        finally:
+            with self.lock:
+                self.guest_s[exp] = self.guest_s.get(exp, 0) + time.monotonic() - t
             self.slots.release()
-            raise SystemExit(f"eval: not started, {self.failed} failed")
 
     def boot(self, exp, cmd, seed=None, **kw):
         """accio.run() in a free slot."""
-        self._slot()
-        try:
-            t = time.monotonic()
-            try:
-                return accio.run(cmd, seed=seed, **kw)
-            finally:
-                with self.lock:
-                    self.guest_s[exp] = self.guest_s.get(exp, 0) + time.monotonic() - t
-        finally:
-            self.slots.release()
+        with self._slot(exp):
+            return accio.run(cmd, seed=seed, **kw)
 
     def command(self, exp, argv):
         """A host command that runs SoCs one at a time (e.g. eval/breakdown.py),
         in one slot."""
-        self._slot()
-        try:
-            t = time.monotonic()
-            try:
-                return subprocess.run(argv, capture_output=True, text=True)
-            finally:
-                with self.lock:
-                    self.guest_s[exp] = self.guest_s.get(exp, 0) + time.monotonic() - t
-        finally:
-            self.slots.release()
+        with self._slot(exp):
+            return subprocess.run(argv, capture_output=True, text=True)
 
     def map(self, fn, items):
         """[fn(x) for x in items], up to jobs at once. Only the first item's

@@ -117,6 +117,21 @@ def udp_ports(frame):
     return struct.unpack_from(">HH", frame, l4)
 
 
+def datagrams(frames, mac):
+    """(time, "rx" or "tx", client port) of each UDP datagram the station
+    mac received or sent, in time order (its port: a request's source, a
+    reply's destination)."""
+    for t, f, _ in sorted(frames, key=lambda x: x[0]):
+        kind, _ = classify(f)
+        ports = udp_ports(f) if kind == "data" else None
+        if ports is None:
+            continue
+        if f[0:6] == mac:
+            yield t, "rx", ports[1]
+        elif f[6:12] == mac:
+            yield t, "tx", ports[0]
+
+
 def flows(frames, mac=None, skip=0):
     """{client port: {"turn": [ns...], "rtt": [ns...]}}: the same as
     sections(), per UDP flow of the capturing station (its port: a request's
@@ -124,23 +139,14 @@ def flows(frames, mac=None, skip=0):
     flow's first round trips that are not measured (a warm-up): their
     turnarounds, and the one after the last of them (a client may wait
     there, e.g. at udp_multi's barrier), are left out."""
-    mac = mac or station(frames)
-    sent = {}
-    out, last_rx, last_tx = {}, {}, {}
-    for t, f, _ in sorted(frames, key=lambda x: x[0]):
-        kind, _ = classify(f)
-        ports = udp_ports(f) if kind == "data" else None
-        if ports is None:
-            continue
-        if f[0:6] == mac:
-            p = ports[1]
-            fl = out.setdefault(p, {"turn": [], "rtt": []})
+    sent, out, last_rx, last_tx = {}, {}, {}, {}
+    for t, way, p in datagrams(frames, mac or station(frames)):
+        fl = out.setdefault(p, {"turn": [], "rtt": []})
+        if way == "rx":
             if last_tx.get(p) is not None:
                 fl["rtt"].append(t - last_tx[p])
             last_rx[p], last_tx[p] = t, None
-        elif f[6:12] == mac:
-            p = ports[0]
-            fl = out.setdefault(p, {"turn": [], "rtt": []})
+        else:
             sent[p] = sent.get(p, 0) + 1
             if last_rx.get(p) is not None and sent[p] > skip + 1:
                 fl["turn"].append(t - last_rx[p])
@@ -157,19 +163,14 @@ def fairness(frames, mac=None, skip=0):
     ((sum x)^2 / (n sum x^2): 1 when equal, 1/n when one flow takes all),
     their min and max, and all flows' replies per second in the window.
     None when there is no such window."""
-    mac = mac or station(frames)
     first_tx, replies, sent = {}, {}, {}
-    for t, f, _ in sorted(frames, key=lambda x: x[0]):
-        kind, _ = classify(f)
-        ports = udp_ports(f) if kind == "data" else None
-        if ports is None:
-            continue
-        if f[0:6] == mac:
-            replies.setdefault(ports[1], []).append(t)
-        elif f[6:12] == mac:
-            sent[ports[0]] = sent.get(ports[0], 0) + 1
-            if sent[ports[0]] == skip + 1:
-                first_tx[ports[0]] = t
+    for t, way, p in datagrams(frames, mac or station(frames)):
+        if way == "rx":
+            replies.setdefault(p, []).append(t)
+        else:
+            sent[p] = sent.get(p, 0) + 1
+            if sent[p] == skip + 1:
+                first_tx[p] = t
     flows = [p for p in first_tx if replies.get(p)]
     if not flows:
         return None
