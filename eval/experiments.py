@@ -1089,6 +1089,13 @@ def write_report(path, outdir, results, conf, checks):
                 for k, n in runs.items()]
         out += [f"- settings (rr-timeslice, harts in parallel, skew ns): "
                 + "; ".join(str(s_) for s_ in sorted(settings, key=str)), ""]
+    change = os.path.join(outdir, "platform-change.md")
+    if os.path.exists(change):
+        out += ["**Against the emulator's settings:** the same quick runs at rr-timeslice 2000, "
+                "500 and 125, with the skew bound at 250 ns and with QEMU's serial icount, and "
+                "the whole evaluation before and after the platform's time model, side by "
+                f"side: [{os.path.relpath(change, os.path.dirname(os.path.abspath(path)))}]"
+                f"({os.path.relpath(change, os.path.dirname(os.path.abspath(path)))}).", ""]
     soc = {n: r.get("guest_s", r.get("wall_s")) for n, r in results.items()}
     if all(soc.values()):
         out += ["**What it cost:** the SoC time of each experiment (the wall time of its "
