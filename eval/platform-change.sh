@@ -14,15 +14,22 @@ PY=${PY:-python3}
 S=eval/results-platform/settings
 OUT=eval/results/platform-change.md
 if [ "$1" = --measure ]; then
+	# outside the tree while they run: each run wants a clean tree
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	runs="rr2000 rr500 rr125 skew250 serial"
 	for s in "rr2000 ACCIO_RR_TIMESLICE=2000" "rr500 ACCIO_RR_TIMESLICE=500" \
 		"rr125 ACCIO_RR_TIMESLICE=125" "skew250 ACCIO_ICOUNT_SKEW_NS=250" \
 		"serial ACCIO_ICOUNT_PARALLEL=0"; do
 		set -- $s
-		rm -rf "$S/$1"
 		env ACCIO_SEED=1 "$2" $PY -m eval --quick --only latency,cpu,multiplex,breakdown \
-			--out "$S/$1" --report "$S/$1/REPORT.md"
+			--out "$tmp/$1" --report "$tmp/$1/REPORT.md"
 		echo "ACCIO_SEED=1 $2 python3 -m eval --quick --only latency,cpu,multiplex,breakdown --out DIR" \
-			> "$S/$1/COMMAND"
+			> "$tmp/$1/COMMAND"
+	done
+	for r in $runs; do
+		rm -rf "${S:?}/$r"
+		mv "$tmp/$r" "$S/$r"
 	done
 fi
 commit() {
