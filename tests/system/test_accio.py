@@ -140,6 +140,27 @@ def test_a_waiting_thread_alone_on_its_hart_halts_in_place():
     assert halts["default"] > 0 and halts["off"] == 0, runs
 
 
+def test_a_cpu_bound_task_keeps_its_share_beside_accelerated_clients():
+    """The scheduler's fast path (kernel 0004) lets a thread woken by the
+    ready queue run next, but it does not starve the others: CFS takes the
+    next buddy only while it is within the wake-up granularity of the task
+    furthest behind. A CPU-bound shell loop on hart 1 beside 16 blocking
+    Accio clients on the same hart (instant peer, so some client is always
+    ready) keeps at least 0.8 of its fair share, 1/17 of the hart."""
+    hog = ("taskset 2 sh -c 'read up rest < /proc/uptime; end=$((${up%.*} + 3)); i=0; "
+           "while read up rest < /proc/uptime; [ ${up%.*} -lt $end ]; do i=$((i + 1)); "
+           "done; echo hog=$i'")
+    cmd = (f"{hog}; (taskset 2 env LD_PRELOAD=/usr/lib/libaccio.so udp_multi -T 16 -o /tmp/pp "
+           f"-n 40000 -m 64 -p 7 -t 1000 > /dev/null 2>&1 &); sleep 1; {hog}; "
+           "echo running=$(cut -d' ' -f4 /proc/loadavg | cut -d/ -f1)")
+    r = accio.run(cmd, icount=4, wire="echo:0", timeout=TIMEOUT)
+    assert r.rc == 0, r.output + r.console[-2000:]
+    alone, shared = (int(x) for x in re.findall(r"^hog=(\d+)$", r.output, re.M))
+    # the 16 clients were there, runnable, while the loop ran
+    assert int(kv(r.output)["running"]) >= 10, r.output
+    assert shared >= 0.8 * alone / 17, (alone, shared)
+
+
 def test_bad_input_isolation_and_zero_copy():
     with accio.HostEcho() as echo:
         r = accio.run(f"accio-timeout 60 accio_selftest errors && "
