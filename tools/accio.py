@@ -172,7 +172,8 @@ def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
         # runs next, at most ACCIO_ICOUNT_SKEW_NS ahead of any other
         # running hart, and a hart alone runs at most ACCIO_RR_TIMESLICE
         # instructions in a turn (QEMU patches 0003, 0004, 0010).
-        cmd += ["-icount", f"shift={icount},sleep=off", "-seed", str(SEED if seed is None else seed),
+        cmd += ["-icount", f"shift={icount},sleep=off",
+                "-seed", str(SEED if seed is None else seed),
                 "-rtc", "base=2026-01-01T00:00:00,clock=vm",
                 "-accel", f"tcg,rr-timeslice={RR_TIMESLICE}"
                 + (f",icount-parallel=on,icount-skew-ns={ICOUNT_SKEW_NS}"
