@@ -93,8 +93,11 @@ soc: bootstrap
 test-soc: soc venv
 	$(PY) -m pytest -q tests/soc
 
+# the system tests on TEST_JOBS workers (default: the host's cores), each
+# booting its own SoCs (tests/system/conftest.py orders them)
+TEST_JOBS ?= $(shell nproc)
 test-system: build venv
-	$(PY) -m pytest -q tests/system
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup tests/system
 
 # Repeat the accelerated-socket tests N times (LOAD=1: every host core busy
 # meanwhile; K=pattern: pytest -k); failing iterations keep their consoles

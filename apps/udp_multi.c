@@ -5,7 +5,7 @@
  * accelerated, or a share of the rows when there are more clients than
  * rows).
  *
- * usage: udp_multi -T CLIENTS [-o PREFIX] [-a] [udp_pingpong options...]
+ * usage: udp_multi -T CLIENTS [-o PREFIX] [-a] [-W] [udp_pingpong options...]
  *
  * Every client starts at once, opens its socket and runs its warm-up
  * round trips, then waits at a barrier (udp_pingpong -b); when all are
@@ -16,12 +16,17 @@
  * With -o, client i's output goes to PREFIX.i (i = 1..T), else nowhere.
  * With -a, client i runs on hart (i - 1) mod N only (N the harts online),
  * so that T <= N clients each have a hart of their own.
+ * With -W, the release opens one profiler window and a span
+ * (prof_marks.h) that the end of the last client closes: every hart's
+ * instructions of the measured round trips (for the instruction counter,
+ * eval/prof), and prints the span's length as span_us=.
  *
  * Prints "clients=T ready=R ok=K" (R reached the barrier) and exits 0 when
  * every client succeeded.
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,14 +34,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "prof_marks.h"
+
 int main(int argc, char **argv)
 {
 	char **args = calloc(argc + 3, sizeof(char *));
 	const char *prefix = NULL;
 	int t = 0, i, n = 0, ok = 0, ready = 0, st, rdy[2], go[2], r, g;
-	int pin = 0;
+	int pin = 0, marks = 0;
 	long harts = sysconf(_SC_NPROCESSORS_ONLN);
 	char path[256], c;
+	struct timespec t0, t1;
 
 	args[n++] = "udp_pingpong";
 	for (i = 1; i < argc; i++) {
@@ -46,13 +54,15 @@ int main(int argc, char **argv)
 			prefix = argv[++i];
 		else if (!strcmp(argv[i], "-a"))
 			pin = 1;
+		else if (!strcmp(argv[i], "-W"))
+			marks = 1;
 		else
 			args[n++] = argv[i];
 	}
 	args[n++] = "-q";
 	args[n++] = "-b";
 	if (t < 1) {
-		fprintf(stderr, "usage: udp_multi -T CLIENTS [-o PREFIX] [-a] [udp_pingpong options]\n");
+		fprintf(stderr, "usage: udp_multi -T CLIENTS [-o PREFIX] [-a] [-W] [udp_pingpong options]\n");
 		return 2;
 	}
 	if (pipe(rdy) < 0 || pipe(go) < 0) {
@@ -103,10 +113,22 @@ int main(int argc, char **argv)
 	/* a client that failed before its barrier closed its end too */
 	while (read(rdy[0], &c, 1) > 0)
 		ready++;
+	if (marks) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		span_mark(1);
+		window_open();
+	}
 	close(go[1]);		/* every client measures now */
 	for (i = 0; i < t; i++)
 		if (wait(&st) > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
 			ok++;
+	if (marks) {
+		window_close();
+		span_mark(0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		printf("span_us=%.1f\n", (t1.tv_sec - t0.tv_sec) * 1e6 +
+		       (t1.tv_nsec - t0.tv_nsec) / 1e3);
+	}
 	printf("clients=%d ready=%d ok=%d\n", t, ready, ok);
 	return ok == t ? 0 : 1;
 }

@@ -4,7 +4,7 @@ client's side of a UDP ping-pong, on Linux sockets and through Accio.
 
 usage: python3 eval/breakdown.py [--count N] [--size B] [--modes LIST]
                                  [--hart N] [--peer host|wire[:NS]]
-                                 [--top K] [--json FILE] [--plot FILE]
+                                 [--multi T] [--top K] [--json FILE] [--plot FILE]
 
 Each mode boots the SoC once in deterministic virtual time (icount shift 4,
 16 ns per instruction) with the accio_prof TCG plugin (eval/prof/), which
@@ -54,6 +54,18 @@ empty polls are waiting and the poll that takes the reply is work.
 Under -icount a block that reaches a device before its last instruction
 stops there and QEMU runs the access on its own; accio_prof takes the
 instructions that did not run back from the block's count (eval/prof/).
+
+--multi T: the whole SoC under T concurrent clients instead of one
+(apps/udp_multi -W, each client a udp_pingpong, all released together; the
+wire peer answers, --peer wire:20000 unless given). The count is then every
+instruction of every hart from the release to the last client's end
+(accio_prof by=span), so it includes what no client's window holds: other
+clients' wake-ups, row installs and evictions, lock spinning. Each mode runs
+twice, with COUNT/4 and COUNT round trips per client, and the counts are
+subtracted, so that start-up, the barrier and the clients' exits cancel out
+and what is left is T x 3/4 COUNT round trips in the steady state: the
+instructions per round trip, the round trips per second of virtual time,
+each hart's busy share, and the ICT's row installs per round trip.
 
 Prints Markdown tables; writes the numbers as JSON and a stacked-bar plot
 (matplotlib) when asked.
@@ -399,6 +411,71 @@ def profile(mode, count, size, so, hart=None, cmdline="", peer=None):
     return r.output, text
 
 
+ICT_SYSFS = "/sys/bus/platform/drivers/accio-uncore/11000000.accio"
+
+
+def profile_multi(mode, t, count, size, so, peer):
+    """One run of T clients x COUNT round trips under udp_multi -W: its
+    output and the plugin's counts (by span)."""
+    with tempfile.TemporaryDirectory(prefix="accio-prof-") as tmp:
+        counts = os.path.join(tmp, "counts")
+        cmd = (f"cat {ICT_SYSFS}/installs > /tmp/i0; {MODES[mode]} udp_multi -W -T {t} "
+               f"-o /tmp/pp -n {count} -m {size} -p 7 -t 1000 {MODE_ARGS.get(mode, '')}; "
+               f"echo rc=$?; echo installs=$(( $(cat {ICT_SYSFS}/installs) - $(cat /tmp/i0) ))")
+        r = accio.run(cmd, icount=4, wire=f"echo:{peer}", timeout=3000,
+                      qemu_extra=["-plugin", f"{so},out={counts},mmio=on,by=span"])
+        if r.rc != 0 or "rc=0" not in r.output or "span_us=" not in r.output:
+            sys.exit(f"breakdown: {mode} x {t} clients failed:\n{r.output[-3000:]}")
+        return r.output, open(counts).read()
+
+
+def subtract(short, full, rts):
+    """The counts of FULL minus those of SHORT, as one window of RTS round
+    trips (analyse() divides by the windows), and the span's figures."""
+    def parse(text):
+        d, span = {}, []
+        for line in text.splitlines():
+            f = line.split()
+            if f[0] in ("I", "F", "M"):
+                key = (f[0], f[1]) if f[0] != "M" else (f[0], f[1], f[2])
+                d[key] = [int(x) for x in f[len(key):]]
+            elif f[0] == "S":
+                span = [int(x) for x in f[2:]]
+            elif f[0] == "W":
+                nharts = int(f[3])
+        return d, span, nharts
+    a, sa, nh = parse(short)
+    b, sb, _ = parse(full)
+    lines = [f"W {rts} {rts} {nh} 0"]
+    for key in b:
+        old = a.get(key, [0] * len(b[key]))
+        diff = [y - x for x, y in zip(old, b[key])]
+        if any(diff):
+            lines.append(" ".join(key) + " " + " ".join(str(x) for x in diff))
+    return "\n".join(lines), [y - x for x, y in zip(sa, sb)]
+
+
+def multi(mode, t, count, size, so, peer, kfiles, ksyms):
+    short = max(1, count // 4)
+    runs = []
+    for n in (short, count):
+        print(f"[breakdown] {mode}: {t} clients x {n} round trips", file=sys.stderr)
+        out, counts = profile_multi(mode, t, n, size, so, peer)
+        kv = dict(re.findall(r"^(\w+)=(\S+)$", out, re.M))
+        runs.append((out, counts, kv))
+    rts = t * (count - short)
+    text, span = subtract(runs[0][1], runs[1][1], rts)
+    res = analyse(runs[1][0], text, kfiles, ksyms)
+    secs = (float(runs[1][2]["span_us"]) - float(runs[0][2]["span_us"])) / 1e6
+    res["multi"] = {
+        "clients": t, "round_trips": rts, "virtual_s": round(secs, 4),
+        "round_trips_per_s": round(rts / secs, 1),
+        "busy_per_hart": [round(x / (secs * 1e9 / NS_PER_INSN), 3) for x in span],
+        "row_installs_per_round_trip": round(
+            (int(runs[1][2]["installs"]) - int(runs[0][2]["installs"])) / rts, 3)}
+    return res
+
+
 def analyse(output, counts, kfiles, ksyms):
     kv = dict(re.findall(r"^(\w+)=(\S+)$", output, re.M))
     umap = UserMap([line[4:] for line in output.splitlines() if line.startswith("map ")])
@@ -482,9 +559,18 @@ def report(res, top):
                                          for m in modes) + " |")
     print("| = µs at 16 ns/instruction | " + " | ".join(
         f"{res[m]['instructions_per_round_trip'] * NS_PER_INSN / 1000:.1f}" for m in modes) + " |")
-    print("| measured processing p50 / p99 (µs) | " + " | ".join(
-        f"{res[m]['measured']['proc_p50_us']} / {res[m]['measured']['proc_p99_us']}"
-        for m in modes) + " |")
+    if all("multi" in res[m] for m in modes):
+        print("| round trips per second (virtual) | " + " | ".join(
+            f"{res[m]['multi']['round_trips_per_s']:,.0f}" for m in modes) + " |")
+        print("| busy share per hart | " + " | ".join(
+            " / ".join(f"{x:.2f}" for x in res[m]["multi"]["busy_per_hart"]) for m in modes)
+            + " |")
+        print("| row installs per round trip | " + " | ".join(
+            f"{res[m]['multi']['row_installs_per_round_trip']:.2f}" for m in modes) + " |")
+    else:
+        print("| measured processing p50 / p99 (µs) | " + " | ".join(
+            f"{res[m]['measured']['proc_p50_us']} / {res[m]['measured']['proc_p99_us']}"
+            for m in modes) + " |")
     print("| uncached loads / stores | " + " | ".join(
         "{:.1f} / {:.1f}".format(sum(v[0] for v in res[m]["mmio"].values()),
                                  sum(v[1] for v in res[m]["mmio"].values())) for m in modes) + " |")
@@ -550,9 +636,18 @@ def main():
                     help="who answers: the host's echo server (real time; default) or "
                     "the NIC model's wire peer after NS ns (virtual time: the run repeats "
                     "exactly)")
+    ap.add_argument("--multi", type=int, metavar="T",
+                    help="T concurrent clients (udp_multi): every hart's instructions per "
+                    "round trip in the steady state, two runs subtracted (see above)")
     ap.add_argument("--json")
     ap.add_argument("--plot")
     a = ap.parse_args()
+    if a.multi is not None and a.multi < 1:
+        ap.error("--multi: at least one client")
+    if a.multi and a.peer == "host":
+        a.peer = "wire:20000"
+    if a.multi and a.count < 4:
+        ap.error("--multi: --count of at least 4 (runs of COUNT/4 and COUNT are subtracted)")
     peer = None
     if a.peer != "host":
         m = re.fullmatch(r"wire(?::(\d+))?", a.peer)
@@ -566,6 +661,11 @@ def main():
     for mode in a.modes.split(","):
         if mode not in MODES:
             sys.exit(f"breakdown: unknown mode {mode} ({', '.join(MODES)})")
+        if a.multi:
+            if mode in ("dpdk", "raw", "zc"):
+                sys.exit(f"breakdown: --multi: mode {mode} is a single client's")
+            res[mode] = multi(mode, a.multi, a.count, a.size, so, peer, kfiles, ksyms)
+            continue
         print(f"[breakdown] {mode}: {a.count} round trips of {a.size} B", file=sys.stderr)
         output, counts = profile(mode, a.count, a.size, so, a.hart, peer=peer)
         res[mode] = analyse(output, counts, kfiles, ksyms)
@@ -573,6 +673,7 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"count": a.count, "size": a.size, "icount_shift": 4, "hart": a.hart,
+                       "multi": a.multi,
                        "peer": "host" if peer is None else f"wire:{peer}",
                        "rr_timeslice": accio.RR_TIMESLICE, "results": res},
                       f, indent=1)

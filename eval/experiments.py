@@ -523,7 +523,14 @@ def exp_cpu(run, quick):
 
 # --multiplex-threads / --multiplex-count: the paper's full run is
 # 100,000 round trips per client at T = 1, 4, 64 (make eval-long)
-MULTIPLEX = {"threads": None, "count": None}
+MULTIPLEX = {"threads": None, "count": None, "victims": None}
+# Which row a connection loses when every row is taken (the driver's victim
+# parameter, kernel patch 0027), compared on the multiplexing workload with
+# more clients than rows: (T, round trips per client), full and quick.
+VICTIMS = ("clock", "lru", "runnable", "waiting")
+VICTIM_RUNS = [(256, 500), (1024, 125)]
+VICTIM_RUNS_QUICK = [(96, 20)]
+ICT_SYSFS = "/sys/bus/platform/drivers/accio-uncore/11000000.accio"
 
 
 def exp_multiplex(run, quick):
@@ -546,22 +553,32 @@ def exp_multiplex(run, quick):
         if max(threads) > DPDK_MAX_T and DPDK_MAX_T not in dts:
             dts.append(DPDK_MAX_T)
         rows += [("dpdk", t) for t in dts]
+    # the victim policies: Accio only, each T with its own count
+    vruns = MULTIPLEX["victims"]
+    if vruns is None:
+        vruns = VICTIM_RUNS_QUICK if quick else VICTIM_RUNS
+    rows += [("accio", t, n, v) for t, n in vruns for v in VICTIMS]
 
     def one(row):
-        name, t = row
-        pcap = os.path.join(tmp, f"wire-{name}-{t}.pcap")   # a capture of its own
+        name, t = row[:2]
+        tag = f"-{row[3]}" if len(row) > 2 else ""
+        pcap = os.path.join(tmp, f"wire-{name}-{t}{tag}.pcap")   # a capture of its own
         try:
             if name == "dpdk":
                 return multiplex_dpdk(run, t, count, pcap)
+            if len(row) > 2:
+                return multiplex_sockets(run, name, t, row[2], pcap, victim=row[3])
             return multiplex_sockets(run, name, t, count, pcap)
         finally:
             if os.path.exists(pcap):
                 os.unlink(pcap)
 
     try:
-        res["rows"] = run.map(one, rows)
+        done = run.map(one, rows)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    res["rows"] = [x for x in done if "victim" not in x]
+    res["victims"] = [x for x in done if "victim" in x]
     return res
 
 
@@ -584,20 +601,29 @@ def client_done(text, count):
     return d
 
 
-def multiplex_sockets(run, name, t, count_all, pcap):
+def multiplex_sockets(run, name, t, count_all, pcap, victim=None):
+    """victim: the driver's row eviction policy for this run (else its
+    default), with the count as given (not divided above 256 clients)."""
     env = CONTENDERS[name]
     # 1024 clients: a quarter of the round trips each, the same total
     # as 256 clients (more than 64 clients share the 64 ICT rows)
-    count = count_all // (4 if t > 256 else 1)
+    count = count_all // (4 if t > 256 and victim is None else 1)
+    policy = (f"echo {victim} > /sys/module/accio_ict/parameters/victim && "
+              if victim else "")
     # -t: under overload a kernel may drop a datagram; the client
     # counts it lost after a second instead of waiting for ever
     # udp_multi forks the T clients, then releases them at once
     # -C: each client counts the replies it took on each hart
-    cmd = (f"{env} udp_multi -T {t} -o /tmp/pp -n {count} -m 64 -p 7 -t 1000 -C; "
+    # the ICT's row installs and evictions, before and after
+    ict = f"{ICT_SYSFS}/installs {ICT_SYSFS}/evictions"
+    cmd = (f"{policy}cat {ict} > /tmp/ict0; {env} udp_multi -T {t} -o /tmp/pp -n {count} "
+           f"-m 64 -p 7 -t 1000 -C; echo @@ict@@; cat /tmp/ict0 {ict}; "
            f"for i in $(seq {t}); do echo @@c$i@@; cat /tmp/pp.$i; done")
-    progress(f"multiplex: {name}, T={t} clients x {count} round trips")
-    sec = sections(run.guest("multiplex", cmd, f"echo:{PEER_NS}",
-                             timeout=max(3000, 3 * count), pcap=pcap))
+    progress(f"multiplex: {name}, T={t} clients x {count} round trips"
+             + (f", victim policy {victim}" if victim else ""))
+    out = run.guest("multiplex", cmd, f"echo:{PEER_NS}", timeout=max(3000, 3 * count),
+                    pcap=pcap)
+    sec = sections(out)
     pts, p50s, p99s, bad, samples, lost, diag = [], [], [], 0, 0, 0, []
     harts = {}
     for i in range(1, t + 1):
@@ -631,6 +657,12 @@ def multiplex_sockets(run, name, t, count_all, pcap):
            "p99_us": pts[len(pts) * 99 // 100] if pts else None,
            "median_client_p50_us": sorted(p50s)[len(p50s) // 2]
            if p50s else None}
+    # the row cache during the run (warm-up and start-up included)
+    ict = [int(x) for x in sec.get("ict", "").split() if x.isdigit()]
+    if len(ict) == 4:
+        row["row_installs"], row["row_evictions"] = ict[2] - ict[0], ict[3] - ict[1]
+    if victim:
+        row["victim"] = victim
     row.update(_wire_fields(*wire_turnarounds(pcap, skip=PINGPONG_WARM)))
     return row
 
@@ -1031,7 +1063,35 @@ def report_multiplex(r):
             "round trips in the window (0 for one that did not get to run), "
             "Jain's fairness index over them (1: equal shares; 1/T: one client takes "
             "all), their min and max, and all clients' round trips per second.\n\n"
-            + "\n".join(share) + "\n\n" + paper)
+            + "\n".join(share) + "\n\n" + report_victims(r) + paper)
+
+
+def report_victims(r):
+    """The victim policies of the row cache, side by side."""
+    if not r.get("victims"):
+        return ""
+    lines = ["| victim policy | T | round trips per client | clients done | lost | "
+             "row installs per round trip | round trips per second | Jain's index | "
+             "processing p50 / p99 (µs) | turnaround p50 / p99 (µs) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    for x in r["victims"]:
+        f = x.get("fairness") or {}
+        rts = x["threads"] * (x["count"] + PINGPONG_WARM)
+        inst = f"{x['row_installs'] / rts:.2f}" if "row_installs" in x else "-"
+        lines.append(f"| {x['victim']} | {x['threads']} | {x['count']} | {x['clients_ok']} | "
+                     f"{x['lost']:,} | {inst} | "
+                     + (f"{f['round_trips_per_s']:,.0f} | {f['jain']:.3f} | "
+                        if f else "- | - | ")
+                     + f"{_f(x['p50_us'])} / {_f(x['p99_us'])} | "
+                     f"{_f(x.get('wire_p50_us'))} / {_f(x.get('wire_p99_us'))} |")
+    return ("Which row a connection loses when all 64 are taken: the driver's victim "
+            "policy (`accio_ict.victim`, kernel-patches 0027), Accio blocking, on the same "
+            "workload with more clients than rows. clock: second chance for a connection "
+            "whose packet counters moved since the hand passed; lru: the connection used "
+            "longest ago (its last datagram as the searches see it, its last install or "
+            "wait); runnable: a receiver asleep with an empty RX ring goes first; waiting: "
+            "a connection whose thread is not in its wait goes first. Installs per round "
+            "trip count the warm-up round trips too.\n\n" + "\n".join(lines) + "\n\n")
 
 
 def _hart_shares(h):
@@ -1179,6 +1239,9 @@ def main():
     ap.add_argument("--multiplex-count", type=int, metavar="N",
                     help="multiplexing: round trips per client (default 2000; a "
                     "quarter of it above 256 clients)")
+    ap.add_argument("--multiplex-victims", metavar="T:N,...|none",
+                    help="multiplexing: the runs that compare the row victim policies, T "
+                    "clients x N round trips each (default 256:500,1024:125; quick 96:20)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                     help="SoCs at once (default: the host's cores); the results do not "
                     "depend on it, only the wall time")
@@ -1189,6 +1252,14 @@ def main():
         MULTIPLEX["threads"] = [int(x) for x in a.multiplex_threads.split(",")]
     if a.multiplex_count:
         MULTIPLEX["count"] = a.multiplex_count
+    if a.multiplex_victims:
+        try:
+            MULTIPLEX["victims"] = [] if a.multiplex_victims == "none" else [
+                tuple(int(x) for x in tn.split(":", 1)) for tn in a.multiplex_victims.split(",")]
+        except ValueError:
+            ap.error("--multiplex-victims: T:N[,T:N...] or none")
+        if any(len(v) != 2 or min(v) < 1 for v in MULTIPLEX["victims"]):
+            ap.error("--multiplex-victims: T:N[,T:N...] or none")
     names = [n for n in a.only.split(",") if n]
     bad = [n for n in names if n not in EXPERIMENTS]
     if bad:

@@ -21,7 +21,11 @@
  * A program marks one window around each measured operation; a library
  * pauses around a busy-wait, which is waiting, not work.
  *
- * Arguments: out=FILE (required), mmio=on|off (default on).
+ * Arguments: out=FILE (required), mmio=on|off (default on), by=window|span
+ * (default window; span: the per-address counts follow the span marks, not
+ * the windows, and spans nest: from the first start to the end that closes
+ * them all, for a measurement of many programs whose own windows and spans
+ * overlap inside a launcher's span, such as udp_multi -W).
  * Output (text, written at exit):
  *	W <windows opened> <windows closed> <vcpus> <pauses>
  *	S <spans> <instructions hart 0> <hart 1> ...	in spans
@@ -89,8 +93,9 @@ static char *out_path;
 static bool want_mmio = true;
 static int nvcpus;
 static uint64_t opened, closed, paused;
-static bool in_window, counting, spanning;
+static bool in_window, counting, spanning, by_span;
 static uint64_t spans, span_insns[MAXV];
+static unsigned int span_depth;
 /* the uncore's registers (the SoC's map): a hart's loads and stores there
  * in spans, each of which stalls it longer than an instruction */
 #define UNCORE_BASE 0x11000000ull
@@ -99,7 +104,8 @@ static uint64_t span_uncore_ld[MAXV], span_uncore_st[MAXV];
 
 static void set_all(bool v)
 {
-	counting = v;
+	if (!by_span)
+		counting = v;
 }
 
 static void on_marker(unsigned int vcpu, void *udata)
@@ -125,10 +131,17 @@ static void on_marker(unsigned int vcpu, void *udata)
 		break;
 	case HINT_SPAN:
 		spans++;
+		span_depth++;
 		spanning = true;
+		if (by_span)
+			counting = true;
 		break;
 	case HINT_UNSPAN:
-		spanning = false;
+		/* by span: spans nest (programs inside a launcher's span) */
+		span_depth -= span_depth > 0;
+		spanning = by_span && span_depth;
+		if (by_span)
+			counting = spanning;
 		break;
 	}
 }
@@ -387,6 +400,12 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 				fprintf(stderr, "accio_prof: mmio=on|off\n");
 				return -1;
 			}
+		} else if (!strcmp(argv[i], "by")) {
+			if (strcmp(eq + 1, "window") && strcmp(eq + 1, "span")) {
+				fprintf(stderr, "accio_prof: by=window|span\n");
+				return -1;
+			}
+			by_span = !strcmp(eq + 1, "span");
 		} else {
 			fprintf(stderr, "accio_prof: unknown argument %s\n", argv[i]);
 			return -1;

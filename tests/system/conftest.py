@@ -36,3 +36,16 @@ def verbs_unavailable():
     None: no Debian layer, or the provider could not be built against the
     suite's libibverbs (build/verbs-unavailable says why)."""
     return part_unavailable("verbs-unavailable", "no verbs provider in the image: ")
+
+
+# `make test-system` runs these tests on two workers (pytest-xdist,
+# --dist loadgroup): a test marked long (minutes of wall time) starts
+# first, so that the last minutes are not one worker's long test alone;
+# tests that share a module fixture carry an xdist_group and stay on one
+# worker.
+def pytest_configure(config):
+    config.addinivalue_line("markers", "long: takes minutes; scheduled first")
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)

@@ -7,6 +7,8 @@ import struct
 import subprocess
 import threading
 
+import pytest
+
 import accio
 from conftest import debian_unavailable
 
@@ -575,6 +577,7 @@ def test_kill_9_still_sends_what_was_queued():
     assert echo.echoed == 50
 
 
+@pytest.mark.long
 def test_rows_follow_their_owner_across_an_asid_rollover():
     """A process with an accelerated socket sleeps while others use up all
     65536 ASIDs; when it runs again it has a new ASID, its row's owner ASID

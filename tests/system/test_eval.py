@@ -29,6 +29,11 @@ def quick(tmp_path_factory):
     return out, res, (out / "REPORT.md").read_text()
 
 
+# the tests below share one quick run (the module fixture): one worker runs
+# them, first (conftest.py)
+pytestmark = [pytest.mark.xdist_group("eval-quick"), pytest.mark.long]
+
+
 def rows(res, name, **match):
     return [r for r in res[name]["rows"] if all(r[k] == v for k, v in match.items())]
 
@@ -77,7 +82,7 @@ def test_results_do_not_depend_on_how_many_socs_run_at_once(quick, tmp_path):
     out, res, _ = quick
     r = subprocess.run([sys.executable, "-m", "eval", "--quick", "--allow-dirty", "--jobs", "1",
                         "--only", "multiplex", "--multiplex-threads", "1,4",
-                        "--out", str(tmp_path)],
+                        "--multiplex-victims", "none", "--out", str(tmp_path)],
                        cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     alone = json.load(open(tmp_path / "multiplex.json"))
@@ -108,7 +113,7 @@ def test_the_evaluation_refuses_a_dirty_tree():
 
 
 def test_figures_are_sane(quick):
-    _, res, _ = quick
+    _, res, report = quick
     # a clock 16x faster runs the same Linux round trip much faster
     for r in res["freq"]["rows"]:
         assert r["rtt_p50_us_1gips"] < r["rtt_p50_us_62mips"]
@@ -177,6 +182,15 @@ def test_figures_are_sane(quick):
             assert f["flows"] == t and f["window_ms"] > 0, (name, t, f)
             assert 1 / t - 1e-9 <= f["jain"] <= 1 and 0 <= f["min"] <= f["max"], (name, t, f)
             assert f["round_trips_per_s"] > 0 and f["round_trips"] >= t * f["min"], (name, t, f)
+    # the row victim policies, each on more clients than rows: every reply
+    # checked, nothing lost, rows changed hands, and the table says so
+    vic = res["multiplex"]["victims"]
+    assert sorted(v["victim"] for v in vic) == ["clock", "lru", "runnable", "waiting"], vic
+    for v in vic:
+        assert v["threads"] > 64 and v["clients_ok"] == v["threads"] and v["lost"] == 0, v
+        assert v["row_installs"] >= v["threads"] and v["row_evictions"] > 0, v
+        assert v["hw_samples"] == v["threads"] * v["count"], v
+    assert "| victim policy | T |" in report and "| runnable | 96 |" in report
     # the breakdown ran every mode, DPDK's where its PMD is built
     assert set(res["breakdown"]["totals"]) == \
         {"linux", "accio", "spin", "mmio"} | ({"dpdk"} if PMD else set())

@@ -5,6 +5,8 @@ import os
 import re
 import time
 
+import pytest
+
 import accio
 
 TIMEOUT = 400
@@ -78,6 +80,7 @@ def test_idle_receivers_beyond_the_rows_do_not_churn_them():
     assert re.search(r"^128$", r.output, re.M), r.output
 
 
+@pytest.mark.long
 def test_a_starved_client_still_takes_the_reply_its_timeout_outlived():
     """1,024 ping-pong clients on 4 harts and 64 rows, each receive with a
     timeout of 1 s (SO_RCVTIMEO): a client that did not run for longer than
