@@ -1008,13 +1008,17 @@ def report_multiplex(r):
     for k, why in r["missing"].items():
         lines.append(f"| {k} | - | - | - | - | missing: {why} | | |")
     share = ["| contender | T | window (ms) | round trips per second, all clients | "
-             "Jain's index | round trips per client, min / max |", "|---|---:|---:|---:|---:|---|"]
+             "Jain's index | round trips per client, min / max | fair-share turn (ms) | "
+             "turnaround p99 / fair-share turn |", "|---|---:|---:|---:|---:|---|---:|---:|"]
     for x in r["rows"]:
         f = x.get("fairness")
+        turn = x["threads"] / f["round_trips_per_s"] * 1e3 if f and f["round_trips_per_s"] else None
         share.append(f"| {x['contender']} | {x['threads']} | "
                      + (f"{f['window_ms']:,.1f} | {f['round_trips_per_s']:,.0f} | "
-                        f"{f['jain']:.3f} | {f['min']:,} / {f['max']:,} |" if f else
-                        "- | - | - | no window |"))
+                        f"{f['jain']:.3f} | {f['min']:,} / {f['max']:,} | {turn:,.2f} | "
+                        + (f"{x['wire_p99_us'] / 1e3 / turn:.1f} |" if x.get("wire_p99_us")
+                           else "- |") if f and turn else
+                        "- | - | - | no window | - | - |"))
     acc = {x["threads"]: x["p50_us"] for x in r["rows"] if x["contender"] == "accio"}
     wire = {(x["contender"], x["threads"]): x.get("wire_p50_us") for x in r["rows"]}
     dp = sorted(t for c, t in wire if c == "dpdk")
@@ -1062,7 +1066,11 @@ def report_multiplex(r):
             "first client's last reply, so that no client had finished; each client's "
             "round trips in the window (0 for one that did not get to run), "
             "Jain's fairness index over them (1: equal shares; 1/T: one client takes "
-            "all), their min and max, and all clients' round trips per second.\n\n"
+            "all), their min and max, and all clients' round trips per second. The "
+            "fair-share turn is how long T clients sharing the harts evenly wait for "
+            "one turn each at the rate they reached (T over the round trips per "
+            "second); the last column is the turnaround's p99 in such turns (1: every "
+            "client's next request leaves one fair turn after its reply).\n\n"
             + "\n".join(share) + "\n\n" + report_victims(r) + paper)
 
 
