@@ -1095,11 +1095,12 @@ def report_victims(r):
     return ("Which row a connection loses when all 64 are taken: the driver's victim "
             "policy (`accio_ict.victim`, kernel-patches 0027), Accio blocking, on the same "
             "workload with more clients than rows. clock: second chance for a connection "
-            "whose packet counters moved since the hand passed; lru: the connection used "
-            "longest ago (its last datagram as the searches see it, its last install or "
-            "wait); runnable: a receiver asleep with an empty RX ring goes first; waiting: "
-            "a connection whose thread is not in its wait goes first. Installs per round "
-            "trip count the warm-up round trips too.\n\n" + "\n".join(lines) + "\n\n")
+            "whose packet counters moved since the hand passed, the first idle one goes; "
+            "lru: the connection used longest ago (its last wake-up by a datagram, its "
+            "last install or wait); runnable: a receiver asleep in its wait goes first; "
+            "waiting: a connection whose thread is not in its wait goes first (the last "
+            "three decide from memory and read only the chosen row's registers). Installs "
+            "per round trip count the warm-up round trips too.\n\n" + "\n".join(lines) + "\n\n")
 
 
 def _hart_shares(h):
