@@ -58,12 +58,14 @@ instructions that did not run back from the block's count (eval/prof/).
 --multi T: the whole SoC under T concurrent clients instead of one
 (apps/udp_multi -W, each client a udp_pingpong, all released together; the
 wire peer answers, --peer wire:20000 unless given). The count is then every
-instruction of every hart from the release to the last client's end
-(accio_prof by=span), so it includes what no client's window holds: other
+instruction of every hart from the first client's start to the last one's
+end (accio_prof by=span: the clients' spans and udp_multi's, from the
+release, nest), so it includes what no client's window holds: other
 clients' wake-ups, row installs and evictions, lock spinning. Each mode runs
 twice, with COUNT/4 and COUNT round trips per client, and the counts are
 subtracted, so that start-up, the barrier and the clients' exits cancel out
-and what is left is T x 3/4 COUNT round trips in the steady state: the
+and what is left is T x 3/4 COUNT round trips in the steady state (the
+span's length, udp_multi's span_us, subtracted the same way): the
 instructions per round trip, the round trips per second of virtual time,
 each hart's busy share, and the ICT's row installs per round trip.
 
