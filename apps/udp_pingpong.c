@@ -46,7 +46,8 @@
  * launcher of many clients (udp_multi): after its warm-up the client writes
  * one byte to fd 3 and waits until fd 4 reaches end of file. Clients then
  * measure together, in the steady state, not while others still start up
- * (exec, dynamic linking, their sockets and rows).
+ * (exec, dynamic linking, their sockets and rows). The CPU times (cpu_*)
+ * then start before the barrier: the wait there counts in them.
  *
  * -t MS: a reply that has not come after MS milliseconds is lost (counted
  * in lost=N; a reply that comes later is skipped); without it the program
@@ -478,10 +479,16 @@ int main(int argc, char **argv)
 		int seq;
 
 		if (i == 0 && barrier) {
+			/* the CPU times before the barrier: read by every
+			 * client at once after the release, /proc/stat (the
+			 * kernel prints every hart's and interrupt's counts)
+			 * held each hart's first measured turn back by the
+			 * reads of all its other clients
+			 */
+			cpu_times(&b0, &a0);
 			if (wait_barrier() < 0)
 				return 1;
 			start = now_ns();
-			cpu_times(&b0, &a0);
 		}
 		memset(tx, i & 0xff, size);
 		memcpy(tx, &i, sizeof(i));

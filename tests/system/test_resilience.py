@@ -104,10 +104,11 @@ def test_256_clients_on_64_rows_share_the_harts_fairly(tmp_path):
     another's. Nothing is lost and every reply is checked; the clients share
     the harts (Jain's index over their round trips while all ran >= 0.9);
     the turnaround on the wire (a reply's arrival to the same client's next
-    request) stays within 3 fair-share turns (T x C / H, above) for 99 % of
-    the round trips and within 8 for every one. Before kernel patches 0027
-    and 0028 (a remote TLB fence and one mutex for every install) the p99
-    was 5.1 turns and the longest 12.6 (after: 1.9 and 5.6)."""
+    request) stays within 1.25 fair-share turns (T x C / H, above) for 99 %
+    of the round trips and within 8 for every one. Before kernel patches
+    0027 and 0028 (a remote TLB fence and one mutex for every install) the
+    p99 was 1.57 turns and the longest 5.55, at 7,448 round trips a second
+    (after: 0.68 and 4.86, at 15,897)."""
     t, n = 256, 40
     pcap = str(tmp_path / "wire.pcap")
     cmd = (f"{PRELOAD} udp_multi -a -T {t} -o /tmp/pp -n {n} -m 64 -p 7 -t 1000; echo rc=$?; "
@@ -127,7 +128,7 @@ def test_256_clients_on_64_rows_share_the_harts_fairly(tmp_path):
     assert len(turn) == t * (n - 1), len(turn)
     share = fair_turn_ms(t)
     p99, worst = turn[len(turn) * 99 // 100] / 1e6, turn[-1] / 1e6
-    assert p99 <= 3 * share and worst <= 8 * share, (p99, worst, share, fair)
+    assert p99 <= 1.25 * share and worst <= 8 * share, (p99, worst, share, fair)
 
 
 @pytest.mark.long
