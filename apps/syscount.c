@@ -50,6 +50,9 @@ static const char *name_of(int nr)
 	case 212: return "recvmsg";
 	case 222: return "mmap";
 	case 215: return "munmap";
+	case 425: return "io_uring_setup";
+	case 426: return "io_uring_enter";
+	case 427: return "io_uring_register";
 	default: return NULL;
 	}
 }

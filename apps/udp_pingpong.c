@@ -8,7 +8,8 @@
  * LD_PRELOAD=/usr/lib/libaccio.so.
  *
  * usage: udp_pingpong [-s HOST] [-p PORT] [-m SIZE] [-n COUNT] [-w WARMUP]
- *                     [-i IFACE] [-t MS] [-q] [-M] [-b] [-H] [-C] [-z | -R]
+ *                     [-i IFACE] [-t MS] [-q] [-M] [-b] [-H] [-C] [-B US [-P]]
+ *                     [-z | -R | -U FLAGS]
  *
  * -H: no hardware timestamps (no SIOCSHWTSTAMP, no SO_TIMESTAMPING, so no
  * error-queue read after each round trip): between two requests the
@@ -35,6 +36,27 @@
  * request's from the row's TX_TSTAMP, the reply's from its record. For
  * eval/breakdown.py (mode raw); not with -z or -t, nor under LD_PRELOAD.
  *
+ * -B US: Linux's busy polling on the socket (SO_BUSY_POLL): a receive that
+ * finds no datagram runs the NIC's NAPI poll on its own hart for up to US
+ * microseconds before it sleeps. Prints busy_poll_rx=N, the datagrams the
+ * kernel took by busy polling during the run (BusyPollRxPackets of
+ * /proc/net/netstat, all sockets). With -P the socket prefers busy polling
+ * (SO_PREFER_BUSY_POLL): with the interface's napi_defer_hard_irqs and
+ * gro_flush_timeout set, the NIC's interrupt stays masked while the
+ * program polls, so the poll, not the interrupt, takes the reply.
+ *
+ * -U FLAGS: the round trips through an io_uring (Debian's liburing; only
+ * in the glibc build, udp_pingpong-glibc): each round trip queues a send
+ * and a recvmsg and reaps both completions. FLAGS, comma-separated:
+ * "plain" (one io_uring_enter a round trip submits both and waits),
+ * "sqpoll" (IORING_SETUP_SQPOLL: a kernel thread on the next hart takes
+ * the submissions, no system call to submit), "multishot" (one recvmsg
+ * armed once with a ring of provided buffers, a completion per datagram:
+ * only the send is submitted each round trip), "spin" (the completions are
+ * polled in user space instead of waited for in io_uring_enter). Prints
+ * uring_cqes=N (completions reaped) and uring_enters=N (calls into the
+ * kernel liburing made to submit or wait, by its return path counters).
+ *
  * -C: the hart census: after each measured round trip (outside its window)
  * the program asks which hart it runs on (sched_getcpu, a system call) and
  * prints rx_harts=H:N,... (how many replies it took on each hart), so that a
@@ -56,6 +78,9 @@
  * socket's line of /proc/net/udp), so that a loss can be explained.
  *
  * Every reply is checked against the request. Prints key=value lines:
+ * ctx_voluntary=N, how often the program gave up its hart (slept) during
+ * the measured round trips (getrusage), a blocking receive's wait once per
+ * round trip, a spinning one's never;
  * RTT percentiles, a log2 histogram (hist_us_LO=N), hardware RTT and
  * processing time where the NIC timestamps are available, and the CPU
  * time of the guest from /proc/stat. Hardware timestamping is switched on
@@ -75,6 +100,7 @@
  * at the end ("map " lines from /proc/self/maps) so that its user-space
  * addresses can be named.
  */
+#define _GNU_SOURCE		/* sched_getcpu */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <dlfcn.h>
@@ -91,13 +117,20 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/errqueue.h>	/* after time.h: struct timespec */
+#ifdef HAVE_LIBURING
+#include <liburing.h>
+#endif
 
+#ifndef SO_PREFER_BUSY_POLL
+#define SO_PREFER_BUSY_POLL 69
+#endif
 #ifndef SCM_TIMESTAMPING
 #define SCM_TIMESTAMPING SO_TIMESTAMPING
 #endif
@@ -119,19 +152,49 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The hardware timestamp a control message carries, 0 if none. */
+static uint64_t hw_stamp_cmsg(const struct cmsghdr *c)
+{
+	struct timespec ts[3];
+
+	if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPING)
+		return 0;
+	memcpy(ts, CMSG_DATA(c), sizeof(ts));
+	return ts[2].tv_sec * 1000000000ull + ts[2].tv_nsec;
+}
+
 /* Hardware timestamp of a message, 0 if none. */
 static uint64_t hw_stamp(struct msghdr *m)
 {
 	struct cmsghdr *c;
-	struct timespec ts[3];
+	uint64_t t;
 
-	for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPING) {
-			memcpy(ts, CMSG_DATA(c), sizeof(ts));
-			return ts[2].tv_sec * 1000000000ull + ts[2].tv_nsec;
+	for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c))
+		if ((t = hw_stamp_cmsg(c)))
+			return t;
+	return 0;
+}
+
+/* One counter of /proc/net/netstat ("TcpExt" NAME), -1 if none. */
+static long netstat(const char *name)
+{
+	char keys[4096], vals[4096], *k, *v, *ks, *vs;
+	FILE *f = fopen("/proc/net/netstat", "r");
+	long r = -1;
+
+	while (f && fgets(keys, sizeof(keys), f) && fgets(vals, sizeof(vals), f)) {
+		k = strtok_r(keys, " \n", &ks);
+		v = strtok_r(vals, " \n", &vs);
+		while (k && v) {
+			if (!strcmp(k, name))
+				r = atol(v);
+			k = strtok_r(NULL, " \n", &ks);
+			v = strtok_r(NULL, " \n", &vs);
 		}
 	}
-	return 0;
+	if (f)
+		fclose(f);
+	return r;
 }
 
 /*
@@ -211,7 +274,7 @@ static void diagnose(int fd, long round)
 {
 	struct sockaddr_in me;
 	socklen_t len = sizeof(me);
-	char path[64], link[128], line[256], port[8];
+	char path[300], link[128], line[256], port[8];
 	struct dirent *e;
 	DIR *d;
 	FILE *f;
@@ -287,6 +350,203 @@ static ssize_t zc_round_trip(int fd, const uint8_t *tx, uint8_t *rx, int size,
 		return -1;
 	return n;
 }
+
+/* -U: the round trips through an io_uring */
+struct uring {
+	int sqpoll, multishot, spin, sq_hart;
+	long cqes, enters;
+#ifdef HAVE_LIBURING
+	struct io_uring ring;
+	struct io_uring_buf_ring *br;
+	uint8_t *bufs;
+	struct msghdr mmsg;	/* the multishot recvmsg's layout */
+	int armed;
+#endif
+};
+
+#define URING_BUFS	8	/* provided buffers of the multishot receive */
+#define URING_BUF_LEN	2048
+#define URING_BGID	1
+
+static int uring_flags(struct uring *u, char *flags)
+{
+	char *f, *save;
+
+	for (f = strtok_r(flags, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(f, "sqpoll"))
+			u->sqpoll = 1;
+		else if (!strcmp(f, "multishot"))
+			u->multishot = 1;
+		else if (!strcmp(f, "spin"))
+			u->spin = 1;
+		else if (strcmp(f, "plain"))
+			return -1;
+	}
+	return 0;
+}
+
+#ifdef HAVE_LIBURING
+static int uring_open(struct uring *u, size_t ctl_len)
+{
+	struct io_uring_params p = { 0 };
+	int i, ret;
+
+	if (u->sqpoll) {
+		/* the submission thread polls on the hart after this one */
+		p.flags = IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF;
+		u->sq_hart = (sched_getcpu() + 1) % sysconf(_SC_NPROCESSORS_ONLN);
+		p.sq_thread_cpu = u->sq_hart;
+		p.sq_thread_idle = 1000;	/* ms: it stays up between round trips */
+	}
+	ret = io_uring_queue_init_params(8, &u->ring, &p);
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	if (!u->multishot)
+		return 0;
+	u->br = io_uring_setup_buf_ring(&u->ring, URING_BUFS, URING_BGID, 0, &ret);
+	u->bufs = malloc(URING_BUFS * URING_BUF_LEN);
+	if (!u->br || !u->bufs) {
+		errno = u->br ? ENOMEM : -ret;
+		return -1;
+	}
+	for (i = 0; i < URING_BUFS; i++)
+		io_uring_buf_ring_add(u->br, u->bufs + i * URING_BUF_LEN,
+				      URING_BUF_LEN, i,
+				      io_uring_buf_ring_mask(URING_BUFS), i);
+	io_uring_buf_ring_advance(u->br, URING_BUFS);
+	u->mmsg.msg_controllen = ctl_len;
+	return 0;
+}
+
+/* Submit what is queued: a system call unless the SQ thread is awake. */
+static void uring_submit(struct uring *u)
+{
+	if (!u->sqpoll || IO_URING_READ_ONCE(*u->ring.sq.kflags) & IORING_SQ_NEED_WAKEUP)
+		u->enters++;
+	io_uring_submit(&u->ring);
+}
+
+/* The next completion: polled (spin) or waited for. */
+static int uring_cqe(struct uring *u, struct io_uring_cqe **cqe)
+{
+	int ret;
+
+	if (u->spin) {
+		while ((ret = io_uring_peek_cqe(&u->ring, cqe)) == -EAGAIN)
+			;
+		return ret;
+	}
+	if (!io_uring_peek_cqe(&u->ring, cqe))
+		return 0;
+	u->enters++;
+	return io_uring_wait_cqe(&u->ring, cqe);
+}
+
+/*
+ * One round trip: the send (and, without multishot, the recvmsg) queued,
+ * submitted and reaped. The reply is in @rx (its control messages in @m,
+ * or its timestamp in *rx_hw with multishot). Returns its length or -1.
+ */
+static ssize_t uring_round_trip(struct uring *u, int fd, const uint8_t *tx,
+				int size, uint8_t *rx, size_t rx_len,
+				struct msghdr *m, uint64_t *rx_hw)
+{
+	struct io_uring_recvmsg_out *o;
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	struct cmsghdr *c;
+	int sent = 0, got = 0, bid;
+	ssize_t n = -1;
+	uint8_t *buf;
+
+	sqe = io_uring_get_sqe(&u->ring);
+	io_uring_prep_send(sqe, fd, tx, size, 0);
+	sqe->user_data = 1;
+	sqe = NULL;
+	if (!u->multishot) {
+		sqe = io_uring_get_sqe(&u->ring);
+		io_uring_prep_recvmsg(sqe, fd, m, 0);
+	} else if (!u->armed) {
+		sqe = io_uring_get_sqe(&u->ring);
+		io_uring_prep_recvmsg_multishot(sqe, fd, &u->mmsg, 0);
+		sqe->flags |= IOSQE_BUFFER_SELECT;
+		sqe->buf_group = URING_BGID;
+		u->armed = 1;
+	}
+	if (sqe)
+		sqe->user_data = 2;
+	uring_submit(u);
+	while (!sent || !got) {
+		if (uring_cqe(u, &cqe) < 0)
+			return -1;
+		u->cqes++;
+		if (cqe->user_data == 1) {
+			sent = 1;
+			if (cqe->res != size) {
+				errno = cqe->res < 0 ? -cqe->res : EIO;
+				io_uring_cqe_seen(&u->ring, cqe);
+				return -1;
+			}
+		} else if (!u->multishot) {
+			got = 1;
+			n = cqe->res;
+		} else {
+			got = 1;
+			if (!(cqe->flags & IORING_CQE_F_MORE))
+				u->armed = 0;	/* armed again with the next send */
+			if (cqe->res < 0 || !(cqe->flags & IORING_CQE_F_BUFFER)) {
+				if (cqe->res == -ENOBUFS) {
+					got = 0;	/* no buffer: the next one brings it */
+					io_uring_cqe_seen(&u->ring, cqe);
+					continue;
+				}
+				errno = cqe->res < 0 ? -cqe->res : EIO;
+				io_uring_cqe_seen(&u->ring, cqe);
+				return -1;
+			}
+			bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
+			buf = u->bufs + bid * URING_BUF_LEN;
+			o = io_uring_recvmsg_validate(buf, cqe->res, &u->mmsg);
+			n = -1;
+			if (o && !(o->flags & MSG_TRUNC)) {
+				n = io_uring_recvmsg_payload_length(o, cqe->res, &u->mmsg);
+				if ((size_t)n > rx_len)
+					n = rx_len;
+				memcpy(rx, io_uring_recvmsg_payload(o, &u->mmsg), n);
+				for (c = io_uring_recvmsg_cmsg_firsthdr(o, &u->mmsg); c;
+				     c = io_uring_recvmsg_cmsg_nexthdr(o, &u->mmsg, c))
+					if ((*rx_hw = hw_stamp_cmsg(c)))
+						break;
+			}
+			io_uring_buf_ring_add(u->br, buf, URING_BUF_LEN, bid,
+					      io_uring_buf_ring_mask(URING_BUFS), 0);
+			io_uring_buf_ring_advance(u->br, 1);
+		}
+		io_uring_cqe_seen(&u->ring, cqe);
+	}
+	if (n < 0 && !u->multishot) {
+		errno = -n;
+		return -1;
+	}
+	return n;
+}
+#else
+static int uring_open(struct uring *u, size_t ctl_len)
+{
+	errno = ENOSYS;
+	return -1;
+}
+
+static ssize_t uring_round_trip(struct uring *u, int fd, const uint8_t *tx,
+				int size, uint8_t *rx, size_t rx_len,
+				struct msghdr *m, uint64_t *rx_hw)
+{
+	errno = ENOSYS;
+	return -1;
+}
+#endif
 
 /* -R: the socket's row, used with loads and stores only */
 struct raw {
@@ -388,16 +648,18 @@ int main(int argc, char **argv)
 				      .rx_filter = HWTSTAMP_FILTER_ALL };
 	struct ifreq ifr;
 	int port = 7777, size = 64, warm = 10, quiet = 0, maps = 0, barrier = 0, zc = 0;
-	int census = 0;
-	long harts[64] = { 0 };
+	int census = 0, busy_us = 0, prefer = 0, uring = 0;
+	struct uring ur = { 0 };
+	long busy0 = 0, harts[64] = { 0 };
 	int opt, fd, i, flags;
 	long count = 1000, hw_n = 0, bad = 0, lost = 0, nrtt = 0, timeout_ms = 0;
 	uint64_t *rtt, *proc, hw_sum = 0, t0, t1, start, hist[32] = { 0 };
 	uint64_t *rt_ns, *rt_rx, *rt_tx;
 	unsigned long long b0, a0, b1, a1;
+	struct rusage ru0 = { 0 }, ru1;
 	char ctl[256];
 
-	while ((opt = getopt(argc, argv, "s:p:m:n:w:i:t:qMbzRHC")) != -1) {
+	while ((opt = getopt(argc, argv, "s:p:m:n:w:i:t:qMbzRHCB:PU:")) != -1) {
 		switch (opt) {
 		case 's': host = optarg; break;
 		case 'p': port = atoi(optarg); break;
@@ -413,12 +675,33 @@ int main(int argc, char **argv)
 		case 'R': raw = 1; break;
 		case 'H': nohw = 1; break;
 		case 'C': census = 1; break;
+		case 'B': busy_us = atoi(optarg); break;
+		case 'P': prefer = 1; break;
+		case 'U':
+			uring = 1;
+			if (uring_flags(&ur, optarg) < 0) {
+				fprintf(stderr, "udp_pingpong: -U takes plain, sqpoll, "
+					"multishot and spin, comma-separated\n");
+				return 2;
+			}
+			break;
 		default:
 			fprintf(stderr, "usage: udp_pingpong [-s HOST] [-p PORT] "
 				"[-m SIZE] [-n COUNT] [-w WARMUP] [-i IFACE] [-t MS] [-q] [-M] "
-				"[-b] [-H] [-C] [-z | -R]\n");
+				"[-b] [-H] [-C] [-B US [-P]] [-z | -R | -U FLAGS]\n");
 			return 2;
 		}
+	}
+#ifndef HAVE_LIBURING
+	if (uring) {
+		fprintf(stderr, "udp_pingpong: -U needs the build with Debian's "
+			"liburing: udp_pingpong-glibc\n");
+		return 2;
+	}
+#endif
+	if (uring && (zc || raw || timeout_ms > 0)) {
+		fprintf(stderr, "udp_pingpong: -U takes no -z, -R or -t\n");
+		return 2;
 	}
 	if (zc && (timeout_ms > 0 || zc_find() < 0)) {
 		fprintf(stderr, "udp_pingpong: -z needs libaccio's zero-copy API "
@@ -463,6 +746,28 @@ int main(int argc, char **argv)
 
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	}
+	if (busy_us > 0) {
+		if (setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &busy_us,
+			       sizeof(busy_us)) < 0) {
+			perror("udp_pingpong: -B: SO_BUSY_POLL");
+			return 1;
+		}
+		if (prefer && setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL,
+					 &prefer, sizeof(prefer)) < 0) {
+			perror("udp_pingpong: -P: SO_PREFER_BUSY_POLL");
+			return 1;
+		}
+		printf("busy_poll_us=%d\nbusy_poll_prefer=%d\n", busy_us, prefer);
+		busy0 = netstat("BusyPollRxPackets");
+	}
+	if (uring) {
+		if (uring_open(&ur, sizeof(ctl)) < 0) {
+			perror("udp_pingpong: -U: io_uring");
+			return 1;
+		}
+		if (ur.sqpoll)
+			printf("uring_sq_hart=%d\n", ur.sq_hart);
+	}
 	if (raw && raw_open(fd, &row) < 0) {
 		perror("udp_pingpong: -R: SIOCACCIO and the row's mappings");
 		return 1;
@@ -490,6 +795,8 @@ int main(int argc, char **argv)
 				return 1;
 			start = now_ns();
 		}
+		if (i == 0)
+			getrusage(RUSAGE_SELF, &ru0);
 		memset(tx, i & 0xff, size);
 		memcpy(tx, &i, sizeof(i));
 		t0 = now_ns();
@@ -497,6 +804,13 @@ int main(int argc, char **argv)
 			window_open();
 		if (raw) {
 			n = raw_round_trip(&row, tx64, rx64, size, &rx_hw);
+		} else if (uring) {
+			n = uring_round_trip(&ur, fd, tx, size, rx, sizeof(rx64),
+					     &m, &rx_hw);
+			if (n < 0) {
+				perror("udp_pingpong: io_uring round trip");
+				return 1;
+			}
 		} else if (zc) {
 			n = zc_round_trip(fd, tx, rx, size, &rx_hw);
 			if (n < 0) {
@@ -528,7 +842,7 @@ int main(int argc, char **argv)
 			bad++;
 			continue;
 		}
-		if (!zc && !raw)
+		if (!zc && !raw && !(uring && ur.multishot))
 			rx_hw = hw_stamp(&m);
 		/*
 		 * The requests' transmit timestamps, where the kernel has
@@ -556,7 +870,8 @@ int main(int argc, char **argv)
 		rt_ns[i] = t1 - t0;
 		rt_rx[i] = rx_hw;
 	}
-	if (!raw) {
+	getrusage(RUSAGE_SELF, &ru1);
+	if (!raw && !nohw) {
 		/* the last requests' stamps */
 		usleep(1000);
 		tx_stamps_drain(fd, ctl, sizeof(ctl), rt_tx, warm, count);
@@ -614,6 +929,11 @@ int main(int argc, char **argv)
 	} else {
 		printf("rtt_hw_avg_us=n/a\n");
 	}
+	printf("ctx_voluntary=%ld\n", ru1.ru_nvcsw - ru0.ru_nvcsw);
+	if (busy_us > 0)
+		printf("busy_poll_rx=%ld\n", netstat("BusyPollRxPackets") - busy0);
+	if (uring)
+		printf("uring_cqes=%ld\nuring_enters=%ld\n", ur.cqes, ur.enters);
 	if (census) {
 		const char *sep = "";
 

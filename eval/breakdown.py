@@ -97,9 +97,15 @@ MODES = {
     "zc": PRELOAD + " ACCIO_SPIN_US=100000",
     "raw": "",
     "auto": PRELOAD + " ACCIO_SPIN_US=auto",
+    # Linux in other configurations: the NIC's checksum offload off, busy
+    # polling, io_uring (udp_pingpong-glibc with Debian's liburing)
+    "nocsum": "ethtool -K eth0 rx off tx off > /dev/null &&",
+    "busypoll": "",
+    "uring": "",
 }
 # udp_pingpong -z: libaccio's zero-copy API; -R: the row by loads and stores
-MODE_ARGS = {"zc": "-z", "raw": "-R"}
+MODE_ARGS = {"zc": "-z", "raw": "-R", "busypoll": "-B 1000", "uring": "-U plain"}
+MODE_PROG = {"uring": "udp_pingpong-glibc"}
 MODES["dpdk"] = ""   # dpdk_pingpong on net_accio: dpdk_command()
 # DPDK 22.11 with the NIC's own poll-mode driver (make image: build/apps/dpdk-pmd),
 # in the guest at /opt/dpdk
@@ -113,7 +119,7 @@ USER_ROOTS = [("/opt/dpdk/", PMD_TREE + "/")]
 # Debian's files in the guest (glibc for the DPDK programs): the same packages
 # unpacked on the host (scripts/debian.py sysroot, cached), and glibc's
 # symbols from its detached debug files (by build ID)
-DEBIAN_LIBS = ["libc6", "libatomic1", "libc6-dbg"]
+DEBIAN_LIBS = ["libc6", "libatomic1", "libc6-dbg", "liburing2"]
 _debian_tree = []
 
 
@@ -137,11 +143,11 @@ DEVICES = [  # (name, base, size) of the virt machine's devices
 # ---- stages ---------------------------------------------------------------
 
 STAGES = [
-    "app", "libc", "user copies", "libaccio send", "libaccio receive",
+    "app", "libc", "liburing", "user copies", "libaccio send", "libaccio receive",
     "libaccio sleep", "libaccio other", "DPDK PMD (net_accio)", "DPDK ethdev",
     "DPDK mbufs+mempool", "DPDK other", "syscall/trap entry+exit",
     "VFS (syscall dispatch)", "Accio driver", "socket layer", "UDP/IP",
-    "NIC driver", "netdev core+NAPI", "softirq", "interrupt+PLIC",
+    "checksums", "NIC driver", "netdev core+NAPI", "softirq", "interrupt+PLIC",
     "wait queues", "wake-up", "scheduler", "context switch", "idle loop",
     "timers+tick", "firmware (SBI)", "kernel copies", "locks+RCU",
     "memory mgmt", "other kernel", "other user",
@@ -172,6 +178,8 @@ def kernel_stage(name, path):
     if p.startswith(("arch/riscv/kernel/entry", "arch/riscv/kernel/traps",
                      "arch/riscv/kernel/head", "kernel/entry/")):
         return "syscall/trap entry+exit"
+    if p.startswith(("lib/checksum", "arch/riscv/lib/csum")):
+        return "checksums"
     if p.startswith(("arch/riscv/lib/uaccess", "arch/riscv/lib/mem", "lib/usercopy",
                      "lib/iov_iter", "lib/string")):
         return "kernel copies"
@@ -197,7 +205,7 @@ def kernel_stage(name, path):
     if p.startswith(("net/socket", "net/core/sock", "net/core/skbuff", "net/core/datagram",
                      "net/core/scm", "net/core/stream")):
         return "socket layer"
-    if p.startswith(("net/ipv4/", "lib/checksum")):
+    if p.startswith("net/ipv4/"):
         return "UDP/IP"
     if p.startswith(("net/core/", "net/sched/", "net/ethernet/")):
         return "netdev core+NAPI"
@@ -232,7 +240,9 @@ def user_stage(path, name):
         return "user copies"
     if base.startswith(("ld-musl", "libc", "ld-linux")) or path == "[vdso]":
         return "libc"
-    if base in ("udp_pingpong", "dpdk_pingpong"):
+    if base.startswith("liburing"):
+        return "liburing"
+    if base in ("udp_pingpong", "udp_pingpong-glibc", "dpdk_pingpong"):
         return "app"
     return "other user"
 
@@ -399,7 +409,7 @@ def profile(mode, count, size, so, hart=None, cmdline="", peer=None):
         else:
             port, wire = 7, f"echo:{peer}"
         pin = f"taskset {1 << hart:#x} " if hart is not None else ""
-        cmd = (f"{MODES[mode]} {pin}udp_pingpong -q -M -n {count} -m {size} "
+        cmd = (f"{MODES[mode]} {pin}{MODE_PROG.get(mode, 'udp_pingpong')} -q -M -n {count} -m {size} "
                f"-p {port} {MODE_ARGS.get(mode, '')}").rstrip()
         extra = {}
         if mode == "dpdk":

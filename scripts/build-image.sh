@@ -58,6 +58,27 @@ if [ "$rc" = 3 ]; then
 elif [ "$rc" != 0 ]; then
 	exit "$rc"
 fi
+# udp_pingpong-glibc: udp_pingpong with io_uring round trips (-U), compiled
+# against Debian's liburing (its liburing2 is in the Debian layer).
+# Without the archive it is left out, loudly; build/uring-unavailable says
+# why and the io_uring tests report themselves skipped.
+rm -f "$B/uring-unavailable"
+if [ "$rc" = 0 ]; then
+	src=0
+	sysroot=$(python3 "$ROOT/scripts/debian.py" sysroot liburing-dev 2>"$B/uring.err") || src=$?
+	cat "$B/uring.err" >&2
+	if [ "$src" = 3 ]; then
+		log "WARNING: Debian's archive is unavailable; no udp_pingpong-glibc (io_uring)"
+		cp "$B/uring.err" "$B/uring-unavailable"
+	elif [ "$src" != 0 ]; then
+		exit "$src"
+	else
+		make -s -C "$ROOT/apps" uring URING="$sysroot" OUT="$B/apps" LIBACCIO="$B/libaccio"
+		install -m 755 "$B/apps/glibc/udp_pingpong" "$R/usr/bin/udp_pingpong-glibc"
+	fi
+else
+	echo "Debian's archive is unavailable: no udp_pingpong-glibc (io_uring)" > "$B/uring-unavailable"
+fi
 # DPDK programs for the guest (apps/dpdk), compiled against Debian's riscv64
 # DPDK; tests and eval add them to a run with Debian's DPDK libraries
 # (buildroot-config/dpdk-packages.txt).

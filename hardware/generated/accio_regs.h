@@ -22,7 +22,7 @@ extern "C" {
 #define ACCIO_NIC__ID__MINOR_bm 0xffff000000000000
 #define ACCIO_NIC__ID__MINOR_bp 48
 #define ACCIO_NIC__ID__MINOR_bw 16
-#define ACCIO_NIC__ID__MINOR_reset 0x0
+#define ACCIO_NIC__ID__MINOR_reset 0x1
 
 // reg - accio_nic::CTRL
 #define ACCIO_NIC__CTRL__ENABLE_bm 0x1
@@ -41,6 +41,10 @@ extern "C" {
 #define ACCIO_NIC__CTRL__QRESET_bp 3
 #define ACCIO_NIC__CTRL__QRESET_bw 1
 #define ACCIO_NIC__CTRL__QRESET_reset 0x0
+#define ACCIO_NIC__CTRL__RXCSUM_bm 0x10
+#define ACCIO_NIC__CTRL__RXCSUM_bp 4
+#define ACCIO_NIC__CTRL__RXCSUM_bw 1
+#define ACCIO_NIC__CTRL__RXCSUM_reset 0x0
 
 // reg - accio_nic::MACADDR
 #define ACCIO_NIC__MACADDR__ADDR_bm 0xffffffffffff
@@ -59,10 +63,14 @@ extern "C" {
 #define ACCIO_NIC__SEND_REQ__ADDR_bp 0
 #define ACCIO_NIC__SEND_REQ__ADDR_bw 48
 #define ACCIO_NIC__SEND_REQ__ADDR_reset 0x0
-#define ACCIO_NIC__SEND_REQ__LEN_bm 0xffff000000000000
+#define ACCIO_NIC__SEND_REQ__LEN_bm 0x7fff000000000000
 #define ACCIO_NIC__SEND_REQ__LEN_bp 48
-#define ACCIO_NIC__SEND_REQ__LEN_bw 16
+#define ACCIO_NIC__SEND_REQ__LEN_bw 15
 #define ACCIO_NIC__SEND_REQ__LEN_reset 0x0
+#define ACCIO_NIC__SEND_REQ__CSUM_bm 0x8000000000000000
+#define ACCIO_NIC__SEND_REQ__CSUM_bp 63
+#define ACCIO_NIC__SEND_REQ__CSUM_bw 1
+#define ACCIO_NIC__SEND_REQ__CSUM_reset 0x0
 
 // reg - accio_nic::RECV_REQ
 #define ACCIO_NIC__RECV_REQ__ADDR_bm 0xffffffffffff
@@ -89,6 +97,10 @@ extern "C" {
 #define ACCIO_NIC__RECV_COMP__LEN_bp 0
 #define ACCIO_NIC__RECV_COMP__LEN_bw 16
 #define ACCIO_NIC__RECV_COMP__LEN_reset 0x0
+#define ACCIO_NIC__RECV_COMP__CSUM_OK_bm 0x4000000000000000
+#define ACCIO_NIC__RECV_COMP__CSUM_OK_bp 62
+#define ACCIO_NIC__RECV_COMP__CSUM_OK_bw 1
+#define ACCIO_NIC__RECV_COMP__CSUM_OK_reset 0x0
 #define ACCIO_NIC__RECV_COMP__VALID_bm 0x8000000000000000
 #define ACCIO_NIC__RECV_COMP__VALID_bp 63
 #define ACCIO_NIC__RECV_COMP__VALID_bw 1
@@ -248,6 +260,24 @@ extern "C" {
 #define ACCIO_NIC__TX_DROP_LINKDOWN__VALUE_bw 64
 #define ACCIO_NIC__TX_DROP_LINKDOWN__VALUE_reset 0x0
 
+// reg - accio_nic::RX_DROP_CSUM
+#define ACCIO_NIC__RX_DROP_CSUM__VALUE_bm 0xffffffffffffffff
+#define ACCIO_NIC__RX_DROP_CSUM__VALUE_bp 0
+#define ACCIO_NIC__RX_DROP_CSUM__VALUE_bw 64
+#define ACCIO_NIC__RX_DROP_CSUM__VALUE_reset 0x0
+
+// reg - accio_nic::RX_CSUM_OK
+#define ACCIO_NIC__RX_CSUM_OK__VALUE_bm 0xffffffffffffffff
+#define ACCIO_NIC__RX_CSUM_OK__VALUE_bp 0
+#define ACCIO_NIC__RX_CSUM_OK__VALUE_bw 64
+#define ACCIO_NIC__RX_CSUM_OK__VALUE_reset 0x0
+
+// reg - accio_nic::TX_CSUM
+#define ACCIO_NIC__TX_CSUM__VALUE_bm 0xffffffffffffffff
+#define ACCIO_NIC__TX_CSUM__VALUE_bp 0
+#define ACCIO_NIC__TX_CSUM__VALUE_bw 64
+#define ACCIO_NIC__TX_CSUM__VALUE_reset 0x0
+
 // reg - accio_nic::BUS_WIDTH_BITS
 #define ACCIO_NIC__BUS_WIDTH_BITS__VALUE_bm 0xffffffffffffffff
 #define ACCIO_NIC__BUS_WIDTH_BITS__VALUE_bp 0
@@ -303,7 +333,9 @@ typedef struct __attribute__ ((__packed__)) {
     uint64_t SEND_REQ_OVERFLOW;
     uint64_t RECV_REQ_OVERFLOW;
     uint64_t TX_DROP_LINKDOWN;
-    uint8_t RESERVED_e8_ff[0x18];
+    uint64_t RX_DROP_CSUM;
+    uint64_t RX_CSUM_OK;
+    uint64_t TX_CSUM;
     uint64_t BUS_WIDTH_BITS;
     uint64_t BUS_FREQ_HZ;
     uint64_t PIPELINE_NS;

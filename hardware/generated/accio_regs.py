@@ -3,14 +3,14 @@
 NIC_BASE = 0x10200000
 NIC_SIZE = 0x120
 NIC = {
-    "ID": (0x000, {"MAGIC": (0, 32, 0x4143494f), "MAJOR": (32, 16, 0x1), "MINOR": (48, 16, 0x0)}),
-    "CTRL": (0x008, {"ENABLE": (0, 1, 0x0), "LOOPBACK": (1, 1, 0x0), "PROMISC": (2, 1, 0x0), "QRESET": (3, 1, 0x0)}),
+    "ID": (0x000, {"MAGIC": (0, 32, 0x4143494f), "MAJOR": (32, 16, 0x1), "MINOR": (48, 16, 0x1)}),
+    "CTRL": (0x008, {"ENABLE": (0, 1, 0x0), "LOOPBACK": (1, 1, 0x0), "PROMISC": (2, 1, 0x0), "QRESET": (3, 1, 0x0), "RXCSUM": (4, 1, 0x0)}),
     "MACADDR": (0x010, {"ADDR": (0, 48, 0x0)}),
     "STATUS": (0x018, {"LINK_UP": (0, 1, 0x0)}),
-    "SEND_REQ": (0x020, {"ADDR": (0, 48, 0x0), "LEN": (48, 16, 0x0)}),
+    "SEND_REQ": (0x020, {"ADDR": (0, 48, 0x0), "LEN": (48, 15, 0x0), "CSUM": (63, 1, 0x0)}),
     "RECV_REQ": (0x028, {"ADDR": (0, 48, 0x0)}),
     "SEND_COMP": (0x030, {"LEN": (0, 16, 0x0), "ERROR": (62, 1, 0x0), "VALID": (63, 1, 0x0)}),
-    "RECV_COMP": (0x038, {"LEN": (0, 16, 0x0), "VALID": (63, 1, 0x0)}),
+    "RECV_COMP": (0x038, {"LEN": (0, 16, 0x0), "CSUM_OK": (62, 1, 0x0), "VALID": (63, 1, 0x0)}),
     "SEND_TSTAMP": (0x040, {"NS": (0, 64, 0x0)}),
     "RECV_TSTAMP": (0x048, {"NS": (0, 64, 0x0)}),
     "COUNTS": (0x050, {"SEND_REQ_FREE": (0, 16, 0x0), "RECV_REQ_FREE": (16, 16, 0x0), "SEND_COMP_CNT": (32, 16, 0x0), "RECV_COMP_CNT": (48, 16, 0x0)}),
@@ -32,6 +32,9 @@ NIC = {
     "SEND_REQ_OVERFLOW": (0x0d0, {"VALUE": (0, 64, 0x0)}),
     "RECV_REQ_OVERFLOW": (0x0d8, {"VALUE": (0, 64, 0x0)}),
     "TX_DROP_LINKDOWN": (0x0e0, {"VALUE": (0, 64, 0x0)}),
+    "RX_DROP_CSUM": (0x0e8, {"VALUE": (0, 64, 0x0)}),
+    "RX_CSUM_OK": (0x0f0, {"VALUE": (0, 64, 0x0)}),
+    "TX_CSUM": (0x0f8, {"VALUE": (0, 64, 0x0)}),
     "BUS_WIDTH_BITS": (0x100, {"VALUE": (0, 64, 0x0)}),
     "BUS_FREQ_HZ": (0x108, {"VALUE": (0, 64, 0x0)}),
     "PIPELINE_NS": (0x110, {"VALUE": (0, 64, 0x0)}),

@@ -423,10 +423,6 @@ bool accio_uncore_rx(struct accio_uncore *u, const uint8_t *f, size_t len)
 	dip = get32(ip + 16);
 	sport = get16(udp);
 	dport = get16(udp + 2);
-	if (get16(udp + 6) && udp_csum(sip, dip, udp, ulen) != 0) {
-		u->rx_malformed++;
-		return true;
-	}
 	row = match_row(u, dip, dport, sip, sport,
 			ulen >= 8 + ROCE_BTH ? (int32_t)(get32(udp + 8 + 4) & 0xffffff) : -1);
 	if (row < 0) {
@@ -434,6 +430,15 @@ bool accio_uncore_rx(struct accio_uncore *u, const uint8_t *f, size_t len)
 		if (u->ctrl & ACCIO_UNCORE_CTRL_MISS_EVENTS_MASK)
 			event(u, ACCIO_EV_ICT_MISS, 0xffff, dport);
 		return false;
+	}
+	/*
+	 * The UDP checksum only of a row's datagrams: one for the normal path
+	 * goes there as it came, for the NIC's receive checksum offload or the
+	 * kernel to check and count.
+	 */
+	if (get16(udp + 6) && udp_csum(sip, dip, udp, ulen) != 0) {
+		u->rx_malformed++;
+		return true;
 	}
 	if (row_roce(u, row) &&
 	    (ihl != 20 || ulen < 8 + ROCE_BTH + ROCE_ICRC ||

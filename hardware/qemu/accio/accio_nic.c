@@ -140,6 +140,131 @@ static bool accio_nic_link_up(AccioNICState *s)
     return !qemu_get_queue(s->nic)->link_down;
 }
 
+/* ---- checksum offload --------------------------------------------------- */
+
+static uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i + 1 < n; i += 2) {
+        sum += (p[i] << 8) | p[i + 1];
+    }
+    if (n & 1) {
+        sum += p[n - 1] << 8;
+    }
+    return sum;
+}
+
+static uint16_t csum_fold(uint32_t sum)
+{
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return ~sum;
+}
+
+/*
+ * The TCP or UDP segment of an IPv4 frame, as the offload sees it: returns
+ * the IPv4 header's offset in @f and sets *l4 (the segment's offset) and
+ * *l4len, or returns 0 when the frame is not one the offload handles (not
+ * IPv4, lengths that do not add up, another protocol). A fragment returns
+ * its header with *l4len 0: its header checksum can be checked, its
+ * segment cannot.
+ */
+static size_t accio_csum_segment(const uint8_t *f, size_t len, size_t *l4,
+                                 size_t *l4len)
+{
+    const uint8_t *ip = f + 14;
+    size_t ihl, tot;
+
+    *l4 = *l4len = 0;
+    if (len < 34 || ((f[12] << 8) | f[13]) != 0x0800 || (ip[0] >> 4) != 4) {
+        return 0;
+    }
+    ihl = (ip[0] & 15) * 4;
+    tot = (ip[2] << 8) | ip[3];
+    if (ihl < 20 || tot < ihl || 14 + tot > len ||
+        (ip[9] != 6 && ip[9] != 17)) {
+        return 0;
+    }
+    if (((ip[6] << 8) | ip[7]) & 0x3fff) {
+        return 14;                      /* a fragment: more or an offset */
+    }
+    if (ip[9] == 17) {
+        if (tot - ihl < 8) {
+            return 0;
+        }
+        *l4len = (ip[ihl + 4] << 8) | ip[ihl + 5];
+        if (*l4len < 8 || *l4len > tot - ihl) {
+            *l4len = 0;
+            return 0;
+        }
+    } else {
+        if (tot - ihl < 20) {
+            return 0;
+        }
+        *l4len = tot - ihl;
+    }
+    *l4 = 14 + ihl;
+    return 14;
+}
+
+/* The sum of the IPv4 pseudo-header of the segment at @f + @l4. */
+static uint32_t csum_pseudo(const uint8_t *f, size_t l4len)
+{
+    const uint8_t *ip = f + 14;
+
+    return csum_add(0, ip + 12, 8) + ip[9] + l4len;
+}
+
+/*
+ * Receive checksum offload (CTRL.RXCSUM): -1 the frame fails (a bad IPv4
+ * header or TCP/UDP checksum), 1 it passes with its segment checked, 0 it
+ * is not one the offload checks.
+ */
+static int accio_nic_rx_csum(const uint8_t *f, size_t len)
+{
+    size_t ip, l4, l4len;
+    const uint8_t *seg;
+
+    ip = accio_csum_segment(f, len, &l4, &l4len);
+    if (!ip) {
+        return 0;
+    }
+    if (csum_fold(csum_add(0, f + ip, (f[ip] & 15) * 4)) != 0) {
+        return -1;
+    }
+    if (!l4len) {
+        return 0;                       /* a fragment: the header only */
+    }
+    seg = f + l4;
+    if (f[ip + 9] == 17 && seg[6] == 0 && seg[7] == 0) {
+        return 1;                       /* UDP without a checksum */
+    }
+    return csum_fold(csum_pseudo(f, l4len) + csum_add(0, seg, l4len)) == 0 ?
+           1 : -1;
+}
+
+/* Transmit checksum offload (SEND_REQ.CSUM); true if it filled one in. */
+static bool accio_nic_tx_csum(uint8_t *f, size_t len)
+{
+    size_t l4, l4len, at;
+    uint16_t cs;
+
+    if (!accio_csum_segment(f, len, &l4, &l4len) || !l4len) {
+        return false;
+    }
+    at = l4 + (f[14 + 9] == 17 ? 6 : 16);
+    f[at] = f[at + 1] = 0;
+    cs = csum_fold(csum_pseudo(f, l4len) + csum_add(0, f + l4, l4len));
+    if (cs == 0 && f[14 + 9] == 17) {
+        cs = 0xffff;                    /* 0 would mean "no checksum" */
+    }
+    f[at] = cs >> 8;
+    f[at + 1] = cs;
+    return true;
+}
+
 /* ---- receive ----------------------------------------------------------- */
 
 static bool accio_nic_accept(AccioNICState *s, const uint8_t *buf)
@@ -215,10 +340,21 @@ static void accio_nic_rx_frame(AccioNICState *s, const uint8_t *buf,
 static void accio_nic_rx_deliver(AccioNICState *s, const uint8_t *buf,
                                  size_t size, uint64_t arrival)
 {
-    uint64_t addr;
+    uint64_t addr, comp = size;
+    int csum;
 
     if (s->uncore && accio_uncore_offer(s->uncore, buf, size)) {
         return;     /* the UDP offload engine took it */
+    }
+    if (s->ctrl & ACCIO_NIC_CTRL_RXCSUM_MASK) {
+        csum = accio_nic_rx_csum(buf, size);
+        if (csum < 0) {
+            s->stats[ACCIO_STAT_RX_DROP_CSUM]++;
+            return;
+        }
+        if (csum > 0) {
+            comp |= ACCIO_NIC_RECV_COMP_CSUM_OK_MASK;
+        }
     }
     if (s->rx_posted.count == 0) {
         s->stats[ACCIO_STAT_RX_DROP_NOBUF]++;
@@ -233,8 +369,11 @@ static void accio_nic_rx_deliver(AccioNICState *s, const uint8_t *buf,
         s->stats[ACCIO_STAT_RX_DROP_NOBUF]++;
         return;
     }
-    /* completion: the length, and the arrival time beside it */
-    ring_push(&s->rx_comp, size, arrival);
+    /* completion: the length and flags, and the arrival time beside it */
+    ring_push(&s->rx_comp, comp, arrival);
+    if (comp & ACCIO_NIC_RECV_COMP_CSUM_OK_MASK) {
+        s->stats[ACCIO_STAT_RX_CSUM_OK]++;
+    }
     s->stats[ACCIO_STAT_RX_FRAMES]++;
     s->stats[ACCIO_STAT_RX_BYTES] += size;
 }
@@ -348,6 +487,11 @@ static void accio_nic_send_req(AccioNICState *s, uint64_t val)
                       " len %u\n", addr, len);
         wire_start = wire_end = now;
     } else {
+        /* the checksum is filled in as the frame streams out: no time */
+        f->csum = val & ACCIO_NIC_SEND_REQ_CSUM_MASK;
+        if (f->csum && accio_nic_tx_csum(f->data, len)) {
+            s->stats[ACCIO_STAT_TX_CSUM]++;
+        }
         dma_done = accio_dma(s, now, len);
         wire_start = MAX(dma_done + accio_pipeline_ns(s), s->wire_free_at);
         wire_end = wire_start + accio_wire_ns(s, len);
@@ -389,19 +533,7 @@ static void swap_bytes(uint8_t *a, uint8_t *b, size_t n)
 
 static uint16_t inet_csum(const uint8_t *p, size_t n)
 {
-    uint32_t sum = 0;
-    size_t i;
-
-    for (i = 0; i + 1 < n; i += 2) {
-        sum += be16(p + i);
-    }
-    if (n & 1) {
-        sum += p[n - 1] << 8;
-    }
-    while (sum >> 16) {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    return ~sum;
+    return csum_fold(csum_add(0, p, n));
 }
 
 /* Turns @f into the peer's answer in place; false: the peer ignores it. */
@@ -892,7 +1024,8 @@ static void accio_nic_write(void *opaque, hwaddr addr, uint64_t val,
         }
         s->ctrl = val & (ACCIO_NIC_CTRL_ENABLE_MASK |
                          ACCIO_NIC_CTRL_LOOPBACK_MASK |
-                         ACCIO_NIC_CTRL_PROMISC_MASK);
+                         ACCIO_NIC_CTRL_PROMISC_MASK |
+                         ACCIO_NIC_CTRL_RXCSUM_MASK);
         if (s->ctrl & ACCIO_NIC_CTRL_ENABLE_MASK) {
             if (s->lockstep) {
                 accio_lockstep_start(s->lockstep);
@@ -1098,20 +1231,21 @@ static const VMStateDescription vmstate_accio_ring = {
 
 static const VMStateDescription vmstate_accio_tx_frame = {
     .name = "accio-nic-tx-frame",
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,
+    .minimum_version_id = 2,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT8_ARRAY(data, AccioTxFrame, ACCIO_NIC_FRAME_MAX),
         VMSTATE_UINT32(len, AccioTxFrame),
         VMSTATE_BOOL(error, AccioTxFrame),
+        VMSTATE_BOOL(csum, AccioTxFrame),
         VMSTATE_END_OF_LIST()
     },
 };
 
 static const VMStateDescription vmstate_accio_nic = {
     .name = "accio-nic",
-    .version_id = 3,
-    .minimum_version_id = 3,
+    .version_id = 4,
+    .minimum_version_id = 4,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT64(ctrl, AccioNICState),
         VMSTATE_UINT64(macaddr, AccioNICState),

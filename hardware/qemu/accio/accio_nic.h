@@ -61,7 +61,10 @@ uint64_t accio_soc_cycles_ns(uint64_t cycles);
 #define ACCIO_STAT_SEND_REQ_OVERFLOW ACCIO_STAT(SEND_REQ_OVERFLOW)
 #define ACCIO_STAT_RECV_REQ_OVERFLOW ACCIO_STAT(RECV_REQ_OVERFLOW)
 #define ACCIO_STAT_TX_DROP_LINKDOWN  ACCIO_STAT(TX_DROP_LINKDOWN)
-#define ACCIO_STAT_COUNT             (ACCIO_STAT(TX_DROP_LINKDOWN) + 1)
+#define ACCIO_STAT_RX_DROP_CSUM      ACCIO_STAT(RX_DROP_CSUM)
+#define ACCIO_STAT_RX_CSUM_OK        ACCIO_STAT(RX_CSUM_OK)
+#define ACCIO_STAT_TX_CSUM           ACCIO_STAT(TX_CSUM)
+#define ACCIO_STAT_COUNT             (ACCIO_STAT(TX_CSUM) + 1)
 
 /* A FIFO of (a, b) pairs. */
 typedef struct AccioRing {
@@ -75,6 +78,7 @@ typedef struct AccioTxFrame {
     uint8_t data[ACCIO_NIC_FRAME_MAX];
     uint32_t len;
     bool error;
+    bool csum;      /* SEND_REQ.CSUM: fill in the TCP/UDP checksum */
 } AccioTxFrame;
 
 struct AccioNICState {

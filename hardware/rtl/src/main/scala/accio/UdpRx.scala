@@ -10,7 +10,8 @@ import accio.regs.Uncore.Row
   * bytes and summing the IPv4 header and the UDP datagram on the fly (one beat behind, once the
   * header length and UDP length are known). At the last beat it decides as the model does: not
   * for the engine (pass to the normal NIC path), malformed (dropped, counted), fragment (passed,
-  * counted), ICT miss (passed, counted, optional event) or a row. For a row it checks the RX
+  * counted), ICT miss (passed, counted, optional event) or a row; the UDP checksum is checked for a
+  * row's datagrams only (a miss passes as it came). For a row it checks the RX
   * ring's space and writes the record (16-byte header, payload realigned from the buffer) with
   * the DMA writer, then moves RX_WPTR, counts, and queues a sleeping reader on its hart.
   * For a row with STATE.ROCE the RoCEv2 ICRC (`Icrc`) is computed on the way in too, and a
@@ -173,15 +174,17 @@ class UdpRx(p: UncoreParams) extends Module with Sequencer {
       io.incs.rxFragment := true.B
       io.verdict.bits := false.B
       state := sPass
-    }.elsewhen(badUdp || badCsum || tooLong) {
+    }.elsewhen(badUdp || tooLong) {
       io.incs.rxMalformed := true.B
       finish()
     }.elsewhen(!io.hit.valid) {
+      // a datagram for the normal path goes there as it came, its UDP
+      // checksum for the NIC's receive offload or the kernel to check
       io.incs.ictMiss := true.B
       io.verdict.bits := false.B
       state := Mux(io.missEvents, sMissEv, sPass)
-    }.elsewhen(io.hitRoce && badRoce) {
-      io.incs.rxMalformed := true.B // not RoCEv2, or a wrong ICRC
+    }.elsewhen(badCsum || (io.hitRoce && badRoce)) {
+      io.incs.rxMalformed := true.B // a bad UDP checksum; not RoCEv2, or a wrong ICRC
       finish()
     }.otherwise {
       state := sRdBase
