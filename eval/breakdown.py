@@ -137,6 +137,7 @@ DEVICES = [  # (name, base, size) of the virt machine's devices
     ("nic", 0x10200000, 0x1000),
     ("plic", 0x0c000000, 0x600000),
     ("clint", 0x02000000, 0x10000),
+    ("sswi", 0x02f00000, 0x4000),
     ("uart", 0x10000000, 0x100),
 ]
 

@@ -34,6 +34,9 @@ Options for boot and run:
                     alone at most 2000 instructions a turn
                     (ACCIO_RR_TIMESLICE); ACCIO_ICOUNT_PARALLEL=0:
                     QEMU's serial icount
+                    (every mode: the machine has an ACLINT and the kernel
+                    sends its IPIs through its SSWI device, a store;
+                    ACCIO_IPI=sbi: no ACLINT, IPIs through the firmware)
   --wire KIND       the NIC's host side: user (default; the host is 10.0.2.2),
                     socket:PORT (QEMU connects to a raw-frame peer on
                     127.0.0.1:PORT), dgram:LOCAL:REMOTE (frames as UDP
@@ -102,6 +105,14 @@ ICOUNT_SKEW_NS = int(os.environ.get("ACCIO_ICOUNT_SKEW_NS", "1000"))
 # --icount: the guest's randomness (the devicetree's rng-seed, so address
 # layouts and hash seeds): another seed is another phase of the same run
 SEED = int(os.environ.get("ACCIO_SEED", "1"))
+# How the harts interrupt each other: "sswi" (the default) gives the virt
+# machine its ACLINT (aclint=on), whose SSWI device the kernel uses for its
+# IPIs (kernel patch 0032: a store, no firmware call); "sbi" leaves the
+# machine without it, and every IPI goes through the SBI firmware.
+IPI = os.environ.get("ACCIO_IPI", "sswi")
+if IPI not in ("sswi", "sbi"):
+    raise SystemExit(f"ACCIO_IPI={IPI}: sswi or sbi")
+MACHINE = "virt,aclint=on" if IPI == "sswi" else "virt"
 SESSION_IDS = itertools.count(1)
 BEGIN = "@@ACCIO-BEGIN@@"
 END_RE = re.compile(r"@@ACCIO-END rc=(\d+)@@")
@@ -155,7 +166,7 @@ def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
     # IPv6 sockets exist (dual-stack servers open them) but no interface
     # has an IPv6 address: nothing but IPv4 goes on the wire
     append += " ipv6.disable_ipv6=1"
-    cmd = [a["qemu"], "-M", "virt", "-smp", str(smp), "-m", mem,
+    cmd = [a["qemu"], "-M", MACHINE, "-smp", str(smp), "-m", mem,
            "-bios", a["bios"], "-kernel", a["kernel"], "-initrd", initrd or a["initrd"],
            "-append", append.strip(), "-no-reboot"]
     if interactive:

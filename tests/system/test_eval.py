@@ -122,7 +122,14 @@ def test_figures_are_sane(quick):
     lat = res["latency"]
     for s in lat["sizes"]:
         got = {r["contender"]: r for r in rows(res, "latency", size=s)}
-        assert set(got) == {"linux", "accio", "accio-spin", "accio-auto"} | ({"dpdk"} if PMD else set())
+        variants = set(lat["linux_variants"])
+        assert set(got) == {"linux", "accio", "accio-spin", "accio-auto"} | variants | \
+            ({"dpdk"} if PMD else set())
+        # Linux in its other configurations: the checksum offload off and
+        # the interrupt on the client's hart always; busy polling sleeps
+        # no more and beats the plain blocking client
+        assert {"linux-nocsum", "linux-irq-local", "linux-busypoll"} <= variants
+        assert got["linux-busypoll"]["proc_p50_us"] < got["linux"]["proc_p50_us"]
         if PMD:     # a kernel bypass, and its processing time from the NIC's stamps
             assert 0 < got["dpdk"]["proc_p50_us"] < got["linux"]["proc_p50_us"]
         assert got["accio-spin"]["proc_p50_us"] <= got["accio"]["proc_p50_us"] \
@@ -152,6 +159,9 @@ def test_figures_are_sane(quick):
     assert all(r["cpu_busy_pct"] > 80 for r in rows(res, "cpu", contender="dpdk"))
     at40 = {r["contender"]: r["cpu_busy_pct"] for r in rows(res, "cpu", factor=40)}
     assert at40["accio"] < at40["linux"]
+    # Linux's other configurations at 1x and 40x, and the best of them named
+    assert set(res["cpu"]["linux_variants"]) <= set(at40)
+    assert "Linux (best: linux" in report and "Linux (best at 40x: linux" in report
     # adaptive: spins while the server is fast, sleeps once it is slow
     auto = {r["factor"]: r["cpu_busy_pct"] for r in rows(res, "cpu", contender="accio-auto")}
     assert auto[1] > 80 and auto[200] < 20, auto
@@ -192,8 +202,8 @@ def test_figures_are_sane(quick):
         assert v["hw_samples"] == v["threads"] * v["count"], v
     assert "| victim policy | T |" in report and "| runnable | 96 |" in report
     # the breakdown ran every mode, DPDK's where its PMD is built
-    assert set(res["breakdown"]["totals"]) == \
-        {"linux", "accio", "spin", "mmio"} | ({"dpdk"} if PMD else set())
+    assert set(res["breakdown"]["totals"]) - {"uring"} == \
+        {"linux", "nocsum", "busypoll", "accio", "spin", "mmio"} | ({"dpdk"} if PMD else set())
 
 
 def test_unknown_experiment_is_refused():
