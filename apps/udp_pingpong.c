@@ -201,16 +201,14 @@ static long netstat(const char *name)
  * One transmit timestamp from the socket's error queue, or 0; *id: the
  * datagram's key (SOF_TIMESTAMPING_OPT_ID: 0 for the socket's first).
  */
-static uint64_t tx_stamp(int fd, char *ctl, size_t len, uint32_t *id)
+/* The transmit timestamp and its key in an error-queue message, 0 if none. */
+static uint64_t tx_stamp_msg(struct msghdr *m, uint32_t *id)
 {
-	struct msghdr m = { .msg_control = ctl, .msg_controllen = len };
 	struct sock_extended_err ee;
 	struct cmsghdr *c;
 
-	if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
-		return 0;
 	*id = UINT32_MAX;
-	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+	for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
 		if (c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR &&
 		    c->cmsg_len >= CMSG_LEN(sizeof(ee))) {
 			memcpy(&ee, CMSG_DATA(c), sizeof(ee));
@@ -218,7 +216,16 @@ static uint64_t tx_stamp(int fd, char *ctl, size_t len, uint32_t *id)
 				*id = ee.ee_data;
 		}
 	}
-	return hw_stamp(&m);
+	return hw_stamp(m);
+}
+
+static uint64_t tx_stamp(int fd, char *ctl, size_t len, uint32_t *id)
+{
+	struct msghdr m = { .msg_control = ctl, .msg_controllen = len };
+
+	if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+		return 0;
+	return tx_stamp_msg(&m, id);
 }
 
 /*
@@ -355,7 +362,13 @@ static ssize_t zc_round_trip(int fd, const uint8_t *tx, uint8_t *rx, int size,
 struct uring {
 	int sqpoll, multishot, spin, sq_hart;
 	long cqes, enters;
+	/* the transmit stamps, as tx_stamps_drain() stores them */
+	uint64_t *stamps;
+	long base, count;
 #ifdef HAVE_LIBURING
+	struct msghdr em;	/* the error queue's recvmsg */
+	char ectl[256];
+	int err_armed;
 	struct io_uring ring;
 	struct io_uring_buf_ring *br;
 	uint8_t *bufs;
@@ -448,6 +461,12 @@ static int uring_cqe(struct uring *u, struct io_uring_cqe **cqe)
  * One round trip: the send (and, without multishot, the recvmsg) queued,
  * submitted and reaped. The reply is in @rx (its control messages in @m,
  * or its timestamp in *rx_hw with multishot). Returns its length or -1.
+ *
+ * With the NIC's timestamps on, a recvmsg of the error queue is in the
+ * ring too, armed again each time it completes: the request's transmit
+ * stamp makes the socket readable for errors, and until something takes
+ * the stamp the receive's poll would fire, retry and re-arm, spinning on
+ * the hart until the reply came. Its completion stores the stamp.
  */
 static ssize_t uring_round_trip(struct uring *u, int fd, const uint8_t *tx,
 				int size, uint8_t *rx, size_t rx_len,
@@ -461,6 +480,14 @@ static ssize_t uring_round_trip(struct uring *u, int fd, const uint8_t *tx,
 	ssize_t n = -1;
 	uint8_t *buf;
 
+	if (u->stamps && !u->err_armed) {
+		u->em.msg_control = u->ectl;
+		u->em.msg_controllen = sizeof(u->ectl);
+		sqe = io_uring_get_sqe(&u->ring);
+		io_uring_prep_recvmsg(sqe, fd, &u->em, MSG_ERRQUEUE);
+		sqe->user_data = 3;
+		u->err_armed = 1;
+	}
 	sqe = io_uring_get_sqe(&u->ring);
 	io_uring_prep_send(sqe, fd, tx, size, 0);
 	sqe->user_data = 1;
@@ -482,7 +509,14 @@ static ssize_t uring_round_trip(struct uring *u, int fd, const uint8_t *tx,
 		if (uring_cqe(u, &cqe) < 0)
 			return -1;
 		u->cqes++;
-		if (cqe->user_data == 1) {
+		if (cqe->user_data == 3) {
+			uint32_t id;
+			uint64_t t = cqe->res >= 0 ? tx_stamp_msg(&u->em, &id) : 0;
+
+			if (t && (long)id >= u->base && (long)id - u->base < u->count)
+				u->stamps[id - u->base] = t;
+			u->err_armed = 0;
+		} else if (cqe->user_data == 1) {
 			sent = 1;
 			if (cqe->res != size) {
 				errno = cqe->res < 0 ? -cqe->res : EIO;
@@ -532,7 +566,28 @@ static ssize_t uring_round_trip(struct uring *u, int fd, const uint8_t *tx,
 	}
 	return n;
 }
+/* After the last round trip: a transmit stamp the error queue's recvmsg took. */
+static void uring_last_stamps(struct uring *u)
+{
+	struct io_uring_cqe *cqe;
+	uint32_t id;
+	uint64_t t;
+
+	while (u->err_armed && !io_uring_peek_cqe(&u->ring, &cqe)) {
+		if (cqe->user_data == 3) {
+			t = cqe->res >= 0 ? tx_stamp_msg(&u->em, &id) : 0;
+			if (t && (long)id >= u->base && (long)id - u->base < u->count)
+				u->stamps[id - u->base] = t;
+			u->err_armed = 0;
+		}
+		io_uring_cqe_seen(&u->ring, cqe);
+	}
+}
 #else
+static void uring_last_stamps(struct uring *u)
+{
+}
+
 static int uring_open(struct uring *u, size_t ctl_len)
 {
 	errno = ENOSYS;
@@ -767,6 +822,11 @@ int main(int argc, char **argv)
 		}
 		if (ur.sqpoll)
 			printf("uring_sq_hart=%d\n", ur.sq_hart);
+		if (!nohw) {
+			ur.stamps = rt_tx;
+			ur.base = warm;
+			ur.count = count;
+		}
 	}
 	if (raw && raw_open(fd, &row) < 0) {
 		perror("udp_pingpong: -R: SIOCACCIO and the row's mappings");
@@ -855,7 +915,7 @@ int main(int argc, char **argv)
 			tx_hw = raw_tx_stamp(&row, warm + i + 1);
 			if (i >= 0)
 				rt_tx[i] = tx_hw;
-		} else if (rx_hw) {
+		} else if (rx_hw && !uring) {
 			tx_stamps_drain(fd, ctl, sizeof(ctl), rt_tx, warm, count);
 		}
 		if (i < 0)
@@ -874,6 +934,8 @@ int main(int argc, char **argv)
 	if (!raw && !nohw) {
 		/* the last requests' stamps */
 		usleep(1000);
+		if (uring)
+			uring_last_stamps(&ur);
 		tx_stamps_drain(fd, ctl, sizeof(ctl), rt_tx, warm, count);
 	}
 	for (i = 0; i < count; i++) {

@@ -120,4 +120,71 @@ static inline struct rte_mbuf *dpdk_udp_frame(struct rte_mempool *pool,
 	return m;
 }
 
+/*
+ * A flow's headers built once for a payload size: each frame then copies
+ * them and its payload, nothing field by field. With @offload the port
+ * fills in the IPv4 and UDP checksums (the template holds the pseudo-header
+ * sum in the UDP checksum, as DPDK's offload convention asks); without,
+ * the template holds the IPv4 checksum and no UDP checksum (0, allowed in
+ * IPv4).
+ */
+struct dpdk_tmpl {
+	uint8_t hdr[DPDK_UDP_HDRS];
+	int size;		/* the payload size the lengths are for; -1: none */
+	int offload;
+};
+
+static inline void dpdk_tmpl_init(struct dpdk_tmpl *t, const struct dpdk_flow *f, int size,
+				  int offload)
+{
+	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)t->hdr;
+	struct rte_ipv4_hdr *ih = (struct rte_ipv4_hdr *)(eh + 1);
+	struct rte_udp_hdr *uh = (struct rte_udp_hdr *)(ih + 1);
+
+	memset(t->hdr, 0, sizeof(t->hdr));
+	eh->dst_addr = f->peer_mac;
+	eh->src_addr = f->mac;
+	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	ih->version_ihl = RTE_IPV4_VHL_DEF;
+	ih->total_length = rte_cpu_to_be_16(sizeof(*ih) + sizeof(*uh) + size);
+	ih->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ih->time_to_live = 64;
+	ih->next_proto_id = IPPROTO_UDP;
+	ih->src_addr = f->ip;
+	ih->dst_addr = f->peer_ip;
+	uh->src_port = f->port;
+	uh->dst_port = f->peer_port;
+	uh->dgram_len = rte_cpu_to_be_16(sizeof(*uh) + size);
+	if (offload) {
+		uh->dgram_cksum = rte_ipv4_phdr_cksum(ih, RTE_MBUF_F_TX_IPV4 |
+						      RTE_MBUF_F_TX_IP_CKSUM |
+						      RTE_MBUF_F_TX_UDP_CKSUM);
+	} else {
+		ih->hdr_checksum = rte_ipv4_cksum(ih);
+	}
+	t->size = size;
+	t->offload = offload;
+}
+
+/* A datagram of the template's flow and size; NULL when the pool is empty. */
+static inline struct rte_mbuf *dpdk_tmpl_frame(struct rte_mempool *pool,
+					       const struct dpdk_tmpl *t, const uint8_t *payload)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	uint8_t *p;
+
+	if (!m)
+		return NULL;
+	p = rte_pktmbuf_mtod(m, uint8_t *);
+	memcpy(p, t->hdr, DPDK_UDP_HDRS);
+	memcpy(p + DPDK_UDP_HDRS, payload, t->size);
+	m->data_len = m->pkt_len = DPDK_UDP_HDRS + t->size;
+	if (t->offload) {
+		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
+		m->l2_len = sizeof(struct rte_ether_hdr);
+		m->l3_len = sizeof(struct rte_ipv4_hdr);
+	}
+	return m;
+}
+
 #endif /* DPDK_FRAMES_H */

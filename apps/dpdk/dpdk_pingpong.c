@@ -3,11 +3,14 @@
  * dpdk_pingpong - UDP ping-pong client on DPDK's ethdev API.
  *
  *   dpdk_pingpong [EAL options] -- -s IPV4 -l IPV4 [-p PORT] [-m SIZE]
- *                 [-n COUNT] [-q] [-k MARK] [-W] [-M]
+ *                 [-n COUNT] [-q] [-k MARK] [-W] [-M] [-c]
  *
  * Sends COUNT datagrams of SIZE bytes to IPV4:PORT from -l's address, one
  * at a time, each after the previous reply, busy-polling the port's RX
- * queue; the server is any UDP echo server (udp_echo). The peer's MAC
+ * queue. The requests' headers are built once (a template each frame
+ * copies), and where the port offers IPv4 and UDP checksum offload both
+ * ways it does the checksums (-c: not; then the IPv4 checksum is in the
+ * template and the UDP checksum is 0); the server is any UDP echo server (udp_echo). The peer's MAC
  * address is learnt with ARP, and ARP requests for our address are
  * answered, as the kernel no longer sees the port's frames. Until the
  * server's first echo (up to 10 s), a warm-up datagram goes out every
@@ -63,6 +66,8 @@
 #include "../prof_marks.h"	/* eval's instruction counter: windows, pauses, spans */
 
 #define NB_DESC 256
+#define CSUM_RX (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM)
+#define CSUM_TX (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM)
 #define BURST 32
 #define REPLY_TIMEOUT_NS 2000000000ull
 
@@ -74,6 +79,8 @@ struct ctx {
 	int ts_offset;		/* RX timestamp dynfield, -1: none */
 	uint64_t ts_flag;
 	int tx_ts;		/* the port gives TX timestamps */
+	int csum;		/* the port checks and fills in checksums */
+	struct dpdk_tmpl tmpl;	/* the requests' headers, built once */
 	uint64_t rx_ts;		/* RX stamp of the last reply, 0: none */
 };
 
@@ -181,7 +188,9 @@ static void print_maps(void)
 
 static struct rte_mbuf *build_udp(struct ctx *c, const uint8_t *payload, int size)
 {
-	return dpdk_udp_frame(c->pool, &c->f, payload, size);
+	if (c->tmpl.size != size)
+		dpdk_tmpl_init(&c->tmpl, &c->f, size, c->csum);
+	return dpdk_tmpl_frame(c->pool, &c->tmpl, payload);
 }
 
 static int port_init(struct ctx *c)
@@ -201,6 +210,14 @@ static int port_init(struct ctx *c)
 	rc = rte_eth_dev_info_get(c->port, &info);
 	if (rc == 0 && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP))
 		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
+	/* checksums in the NIC where it offers them both ways (not with -c) */
+	if (rc == 0 && c->csum &&
+	    (info.rx_offload_capa & CSUM_RX) == CSUM_RX && (info.tx_offload_capa & CSUM_TX) == CSUM_TX) {
+		conf.rxmode.offloads |= CSUM_RX;
+		conf.txmode.offloads |= CSUM_TX;
+	} else {
+		c->csum = 0;
+	}
 	if (rc == 0)
 		rc = rte_eth_dev_configure(c->port, 1, 1, &conf);
 	if (rc == 0)
@@ -250,13 +267,13 @@ static uint64_t tx_stamp(struct ctx *c)
 static void usage(void)
 {
 	fprintf(stderr, "usage: dpdk_pingpong [EAL options] -- -s SERVER_IPV4 -l LOCAL_IPV4 "
-		"[-p PORT] [-m SIZE] [-n COUNT] [-q] [-k MARK] [-W] [-M]\n");
+		"[-p PORT] [-m SIZE] [-n COUNT] [-q] [-k MARK] [-W] [-M] [-c]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	struct ctx c = { 0 };
+	struct ctx c = { .csum = 1, .tmpl.size = -1 };
 	int size = 64, quiet = 0, windows = 0, can_count = 1, maps = 0, opt, eal;
 	const char *mark = NULL;
 	long count = 1000, bad = 0;
@@ -276,7 +293,7 @@ int main(int argc, char **argv)
 	argv += eal;
 	c.f.peer_port = rte_cpu_to_be_16(7000);
 	c.f.port = rte_cpu_to_be_16(40000 + (getpid() % 20000));
-	while ((opt = getopt(argc, argv, "s:l:p:m:n:qk:WM")) != -1) {
+	while ((opt = getopt(argc, argv, "s:l:p:m:n:qk:WMc")) != -1) {
 		switch (opt) {
 		case 's':
 		case 'l':
@@ -291,6 +308,7 @@ int main(int argc, char **argv)
 		case 'k': mark = optarg; break;
 		case 'W': windows = 1; break;
 		case 'M': maps = 1; break;
+		case 'c': c.csum = 0; break;
 		default: usage();
 		}
 	}
@@ -360,8 +378,8 @@ int main(int argc, char **argv)
 		int n = snprintf(text, sizeof(text), "@@%s@@", mark);
 
 		c.f.peer_port = rte_cpu_to_be_16(9);
-		m = build_udp(&c, (const uint8_t *)text,
-			      n < (int)sizeof(text) ? n : (int)sizeof(text) - 1);
+		m = dpdk_udp_frame(c.pool, &c.f, (const uint8_t *)text,
+				   n < (int)sizeof(text) ? n : (int)sizeof(text) - 1);
 		c.f.peer_port = rport;
 		if (m)
 			send_one(&c, m);

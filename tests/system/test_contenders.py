@@ -203,3 +203,32 @@ def test_breakdown_counts_no_payload_checksum_with_the_offload_on(tmp_path):
     on, off = res["linux"]["stages"]["checksums"], res["nocsum"]["stages"]["checksums"]
     assert 0 < on < 500, on
     assert off > on + 3000, (on, off)
+
+
+def test_ipis_are_a_store_to_the_sswi_not_a_firmware_call(tmp_path):
+    """The same Linux ping-pong on the machine with its ACLINT (the
+    default: kernel patch 0032 sends IPIs by a store to the SSWI) and
+    without it (ACCIO_IPI=sbi: every IPI an SBI call): the client's
+    wake-ups still cross harts, but only the SBI path enters the firmware,
+    and it costs thousands of instructions a round trip."""
+    res = {}
+    for ipi in ("sswi", "sbi"):
+        out = tmp_path / f"{ipi}.json"
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "eval", "breakdown.py"),
+                            "--count", "20", "--modes", "linux", "--peer", "wire:20000",
+                            "--hart", "1", "--json", str(out)],
+                           capture_output=True, text=True, timeout=600,
+                           env=dict(os.environ, ACCIO_IPI=ipi))
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        res[ipi] = json.load(open(out))["results"]["linux"]
+    sswi, sbi = res["sswi"]["stages"], res["sbi"]["stages"]
+    assert sswi["firmware (SBI)"] < 100, sswi
+    assert sbi["firmware (SBI)"] > 2000, sbi
+    # the wake-up crosses harts either way: the NIC's interrupt is on hart 0
+    assert sswi["wake-up"] > 500 and sbi["wake-up"] > 500
+    assert res["sswi"]["instructions_per_round_trip"] < \
+        res["sbi"]["instructions_per_round_trip"] - 2000
+    r = accio.run("dmesg | grep aclint-sswi; grep IPI1 /proc/interrupts", icount=4,
+                  timeout=TIMEOUT)
+    assert r.rc == 0 and "IPIs of 4 harts by supervisor software interrupts" in r.output, \
+        r.output

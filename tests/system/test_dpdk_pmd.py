@@ -218,8 +218,31 @@ def test_pmd_bad_input_gives_clear_errors_and_a_killed_process_stops_the_nic():
     assert "badarg_rc=2" in out and "uio= takes a /dev/uioN path" in out, out
     assert "nodev_rc=2" in out and "/dev/uio7 is not the UIO device of an Accio NIC" in out, out
     assert "nohuge_rc=2" in out and "IOVAs are not physical" in out, out
-    assert re.search(r"^ctrl_running=0x0+[1-9a-f]$", out, re.M), out
+    assert re.search(r"^ctrl_running=0x0*[1-9a-f][0-9a-f]*$", out, re.M), out
     assert re.search(r"^ctrl_killed=0x0+$", out, re.M), out
     # the user-mode network's gateway answers ARP but has no echo server:
     # the port came up again and resolved the peer
     assert "again_rc=2" in out and "no echo from the server" in out, out
+
+
+def test_pmd_dispatcher_serves_four_clients_faster_than_one(tmp_path):
+    """The paper's dispatcher design (dispatcher + rings + sleeping worker
+    processes, eval's multiplexing experiment): four clients get more
+    round trips a second, all together, than one. The dispatcher's wake-up
+    of a sleeping worker is a system call that wakes a task on another
+    hart; with IPIs through the firmware (ACCIO_IPI=sbi) each one cost the
+    dispatcher thousands of instructions (measured: 5,086 round trips/s at
+    T=1, 9,047 at T=4, 9,320 at T=16); with the SSWI it is a store (7,735,
+    20,466, 23,087)."""
+    import experiments
+    rates = {}
+    for t in (1, 4):
+        pcap = str(tmp_path / f"t{t}.pcap")
+        r = accio.run(experiments.pmd_dispatch_clients(t, 100), icount=4, wire="echo:20000",
+                      pkgs=PKGS, add=ADD, timeout=TIMEOUT, pcap=pcap)
+        assert r.rc == 0 and "dispatch_rc=0" in r.output, r.output[-3000:]
+        assert len(re.findall(r"^worker=\d+ size=64 datagrams=100 bad=0$", r.output, re.M)) == t
+        fair = wirecap.fairness(wirecap.read_pcap(pcap))
+        assert fair["flows"] == t, fair
+        rates[t] = fair["round_trips_per_s"]
+    assert rates[4] > 2.2 * rates[1], rates

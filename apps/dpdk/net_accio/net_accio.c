@@ -15,7 +15,10 @@
  * physical addresses, so mbufs must come from hugepages with IOVA as PA.
  *
  * One RX and one TX queue, at most QUEUE_DEPTH descriptors each (the NIC's
- * request queues), one segment per frame. Offloads: RX timestamps (the NIC's
+ * request queues), one segment per frame. Offloads: IPv4, UDP and TCP
+ * checksums both ways (RX: the NIC drops a frame with a bad one and marks a
+ * checked one GOOD; TX: RTE_MBUF_F_TX_IP_CKSUM or an L4 checksum flag on an
+ * mbuf has the NIC fill in both), RX timestamps (the NIC's
  * clock, ns, in the mbuf's timestamp field) and IEEE 1588-style timesync
  * reads (rte_eth_timesync_read_rx/tx_timestamp, rte_eth_read_clock).
  * rte_eth_rx_queue_count reads the NIC's count of waiting receive completions.
@@ -52,6 +55,12 @@ RTE_LOG_REGISTER_DEFAULT(accio_logtype, NOTICE);
 #define ACCIO_MAX_FRAME 1518
 #define ACCIO_MAX_BUF 16384
 
+/* checksum offload (register map 1.1): IPv4 with TCP or UDP, both ways */
+#define ACCIO_RX_CKSUM (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM | \
+			RTE_ETH_RX_OFFLOAD_TCP_CKSUM)
+#define ACCIO_TX_CKSUM (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM | \
+			RTE_ETH_TX_OFFLOAD_TCP_CKSUM)
+
 struct accio_rxq {
 	volatile uint8_t *regs;
 	struct rte_eth_dev_data *data;
@@ -60,6 +69,7 @@ struct accio_rxq {
 	uint16_t nb, head, posted, port;
 	int ts_on;			/* read each frame's timestamp */
 	int ts_field;			/* ... and put it in the mbuf */
+	int csum_on;			/* the NIC checks checksums (CTRL.RXCSUM) */
 	uint64_t last_ts;
 	uint64_t pkts, bytes;
 };
@@ -137,6 +147,9 @@ static uint16_t accio_rx_burst(void *queue, struct rte_mbuf **pkts, uint16_t n)
 		rte_pktmbuf_reset(m);
 		m->data_len = m->pkt_len = len;
 		m->port = q->port;
+		/* a frame with a bad checksum never arrives: the NIC drops it */
+		if (q->csum_on && (c & ACCIO_NIC_RECV_COMP_CSUM_OK_MASK))
+			m->ol_flags |= RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 		if (q->ts_field) {
 			*RTE_MBUF_DYNFIELD(m, p->ts_offset, rte_mbuf_timestamp_t *) = ts;
 			m->ol_flags |= p->ts_flag;
@@ -198,6 +211,9 @@ static uint16_t accio_tx_burst(void *queue, struct rte_mbuf **pkts, uint16_t n)
 	while (sent < n && q->inflight < q->nb) {
 		struct rte_mbuf *m = pkts[sent++];
 		uint32_t len = m->pkt_len;
+		/* the NIC fills in the IPv4 and the TCP/UDP checksum */
+		uint64_t csum = m->ol_flags & (RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_L4_MASK) ?
+				ACCIO_NIC_SEND_REQ_CSUM_MASK : 0;
 
 		if (m->nb_segs != 1 || len < ACCIO_MIN_FRAME || len > ACCIO_MAX_FRAME) {
 			/* the NIC takes one buffer per frame, 14..1518 bytes */
@@ -208,7 +224,7 @@ static uint16_t accio_tx_burst(void *queue, struct rte_mbuf **pkts, uint16_t n)
 		q->sw[(q->head + q->inflight) % q->nb] = m;
 		q->inflight++;
 		wr(q->regs, ACCIO_NIC_SEND_REQ,
-		   (rte_mbuf_data_iova(m) & ACCIO_NIC_SEND_REQ_ADDR_MASK) |
+		   (rte_mbuf_data_iova(m) & ACCIO_NIC_SEND_REQ_ADDR_MASK) | csum |
 		   ((uint64_t)len << ACCIO_NIC_SEND_REQ_LEN_SHIFT));
 	}
 	return sent;
@@ -246,6 +262,8 @@ static void accio_set_ctrl(struct rte_eth_dev *dev)
 
 	if (dev->data->promiscuous)
 		v |= ACCIO_NIC_CTRL_PROMISC_MASK;
+	if (dev->data->dev_conf.rxmode.offloads & ACCIO_RX_CKSUM)
+		v |= ACCIO_NIC_CTRL_RXCSUM_MASK;
 	wr(p->regs, ACCIO_NIC_CTRL, v);
 }
 
@@ -304,6 +322,7 @@ static int accio_dev_start(struct rte_eth_dev *dev)
 	rq->ts_field = dev->data->dev_conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_TIMESTAMP &&
 		       p->ts_offset >= 0;
 	rq->ts_on = rq->ts_field || p->timesync;
+	rq->csum_on = !!(dev->data->dev_conf.rxmode.offloads & ACCIO_RX_CKSUM);
 	tq->ts_on = p->timesync;
 	while (rq->posted < rq->nb) {
 		struct rte_mbuf *m = rte_mbuf_raw_alloc(rq->mp);
@@ -403,9 +422,9 @@ static int accio_dev_info(struct rte_eth_dev *dev, struct rte_eth_dev_info *info
 	info->tx_desc_lim.nb_max = p->depth;
 	info->tx_desc_lim.nb_min = 1;
 	info->tx_desc_lim.nb_align = 1;
-	info->rx_offload_capa = RTE_ETH_RX_OFFLOAD_TIMESTAMP;
-	info->rx_queue_offload_capa = RTE_ETH_RX_OFFLOAD_TIMESTAMP;
-	info->tx_offload_capa = 0;
+	info->rx_offload_capa = RTE_ETH_RX_OFFLOAD_TIMESTAMP | ACCIO_RX_CKSUM;
+	info->rx_queue_offload_capa = RTE_ETH_RX_OFFLOAD_TIMESTAMP | ACCIO_RX_CKSUM;
+	info->tx_offload_capa = ACCIO_TX_CKSUM;
 	info->default_rxportconf.ring_size = p->depth;
 	info->default_txportconf.ring_size = p->depth;
 	info->default_rxportconf.burst_size = 32;

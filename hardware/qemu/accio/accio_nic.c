@@ -245,14 +245,25 @@ static int accio_nic_rx_csum(const uint8_t *f, size_t len)
            1 : -1;
 }
 
-/* Transmit checksum offload (SEND_REQ.CSUM); true if it filled one in. */
+/*
+ * Transmit checksum offload (SEND_REQ.CSUM): the IPv4 header checksum and
+ * the TCP/UDP checksum; true if it filled them in.
+ */
 static bool accio_nic_tx_csum(uint8_t *f, size_t len)
 {
-    size_t l4, l4len, at;
+    size_t ip, l4, l4len, at;
     uint16_t cs;
 
-    if (!accio_csum_segment(f, len, &l4, &l4len) || !l4len) {
+    ip = accio_csum_segment(f, len, &l4, &l4len);
+    if (!ip) {
         return false;
+    }
+    f[ip + 10] = f[ip + 11] = 0;
+    cs = csum_fold(csum_add(0, f + ip, (f[ip] & 15) * 4));
+    f[ip + 10] = cs >> 8;
+    f[ip + 11] = cs;
+    if (!l4len) {
+        return true;                    /* a fragment: the header only */
     }
     at = l4 + (f[14 + 9] == 17 ? 6 : 16);
     f[at] = f[at + 1] = 0;
