@@ -111,6 +111,24 @@ def mark(name, size):
 
 
 # both SoCs boot together in lockstep: the client waits for its servers
+# Where each contender's transport runs. The paper's RDMA is a hardware
+# NIC; none of ours is: soft-RoCE and the RC verbs provider run theirs on a
+# hart. Verbs UD on ICT rows is the hardware analogue: the engine moves the
+# datagrams, the provider only posts and polls.
+TRANSPORT = {
+    "linux": "kernel UDP (software)",
+    "accio": "UDP engine (hardware)", "accio-spin": "UDP engine (hardware)",
+    "rxe-rc": "soft-RoCE (software transport)", "rxe-rc-ev": "soft-RoCE (software transport)",
+    "rxe-ud": "soft-RoCE (software transport)",
+    "verbs-ud": "UD on ICT rows (hardware analogue: the engine)",
+    "verbs-ud-ev": "UD on ICT rows (hardware analogue: the engine)",
+    "verbs-ud-rxe": "client UD on ICT rows, server soft-RoCE (software transport)",
+    "verbs-rc": "RC on ICT rows (software transport: ACKs in the provider)",
+    "verbs-rc-ev": "RC on ICT rows (software transport: ACKs in the provider)",
+    "verbs-rc-write": "RC on ICT rows (software transport: ACKs in the provider)",
+    "rxe-rc-write": "soft-RoCE (software transport)",
+    "dpdk-afxdp": "DPDK over AF_XDP (software)", "dpdk": "DPDK on net_accio (software)",
+}
 WAIT = ("for p in 7000 7001; do for i in $(seq 100); do udp_pingpong -s 10.0.3.1 -p $p -n 1 "
         "-t 100 -q > /dev/null 2>&1 && break; done; done")
 
@@ -251,22 +269,22 @@ def main():
                 r["sw_hw_p50"] = round(r["rtt_p50"] - hw["p50"], 1)
     clock = "real time" if a.realtime else f"lockstep virtual time, wire {a.lockstep} ns one way"
     print(f"Two SoCs, {clock}; {a.count} round trips a row.\n")
-    print(f"| contender | size | RTT_sw p50 / p99 (µs) | RTT_hw p50 (µs) | RTT_sw - RTT_hw p50 "
-          f"(µs) | client turnaround on the wire p50 / p99 (µs) | CPU busy, client hart "
-          f"{a.hart} |")
-    print("|---|---:|---|---:|---:|---|---:|")
+    print(f"| contender | transport | size | RTT_sw p50 / p99 (µs) | RTT_hw p50 (µs) | "
+          f"RTT_sw - RTT_hw p50 (µs) | client turnaround on the wire p50 / p99 (µs) | "
+          f"CPU busy, client hart {a.hart} |")
+    print("|---|---|---:|---|---:|---:|---|---:|")
     for name in [c[0] for c in UDP + RXE + [v[:1] for v in VERBS] + DPDK + PMD
                  if not only or c[0] in only]:
         for size in sizes:
             r = res.get(name, {}).get(size)
             if not r or "rtt_p50" not in r:
                 why = f" ({r['why']})" if r and r.get("why") else ""
-                print(f"| {name} | {size} | failed{why} | | | | |")
+                print(f"| {name} | {TRANSPORT[name]} | {size} | failed{why} | | | | |")
                 continue
             wire = f"{r['wire_p50']} / {r['wire_p99']}" if "wire_p50" in r else "n/a"
             if r.get("sw_hw_p50", 0) < 0:
                 r["sw_hw_p50"] = "n/a (program's RTT below the wire's)"
-            print(f"| {name} | {size} | {r['rtt_p50']} / {r['rtt_p99']}"
+            print(f"| {name} | {TRANSPORT[name]} | {size} | {r['rtt_p50']} / {r['rtt_p99']}"
                   f"{'' if r.get('ok') else ' (bad replies)'} | {r.get('rtt_hw_p50', 'n/a')} | "
                   f"{r.get('sw_hw_p50', 'n/a')} | {wire} | {r['cpu']} % |")
     if a.json:

@@ -119,7 +119,9 @@ MISSING = {
             "(eval/bench_baselines.py)",
     "rdma": "needs a verbs peer: between two SoCs in lockstep virtual time "
             "(eval/bench_baselines.py, eval/results/baselines-lockstep.json), where the wire "
-            "capture gives perftest's processing time",
+            "capture gives perftest's processing time. None of ours is the paper's hardware "
+            "RDMA NIC: soft-RoCE and RC on ICT rows are software transports; UD on ICT rows "
+            "is the hardware analogue (the engine moves the datagrams)",
 }
 PEER_NS = 20000        # the server's service time in the latency experiments
 HART = 1               # the client's hart (the NIC interrupt is taken on hart 0)
@@ -1090,7 +1092,7 @@ def report_cpu(r):
              f"{verdict(at40['accio'] < at40['linux'], 'below Linux')} |\n"
              f"| Linux sockets | 54 % | {at40['linux']:.1f} % | "
              f"{verdict(at40['linux'] < 100, 'not busy all the time')} |\n"
-             f"| busy polling (DPDK, RDMA; here Accio spinning) | 100 % | "
+             f"| busy polling (DPDK, RDMA; here Accio spinning and DPDK) | 100 % | "
              f"Accio spinning {at40['accio-spin']:.1f} %"
              + (f", DPDK {at40['dpdk']:.1f} %" if "dpdk" in at40 else "")
              + f" | {verdict(min(polls) >= 95, 'every poller 95 % or more')} |\n"
