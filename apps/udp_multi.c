@@ -5,7 +5,8 @@
  * accelerated, or a share of the rows when there are more clients than
  * rows).
  *
- * usage: udp_multi -T CLIENTS [-o PREFIX] [-a] [-W] [udp_pingpong options...]
+ * usage: udp_multi -T CLIENTS [-o PREFIX] [-a] [-W] [-P PROGRAM]
+ *                  [udp_pingpong options...]
  *
  * Every client starts at once, opens its socket and runs its warm-up
  * round trips, then waits at a barrier (udp_pingpong -b); when all are
@@ -14,6 +15,7 @@
  * trips share the harts with the start-up of others (exec, dynamic
  * linking, sockets, rows).
  * With -o, client i's output goes to PREFIX.i (i = 1..T), else nowhere.
+ * With -P, each client runs PROGRAM (udp_pingpong-glibc, say) instead.
  * With -a, client i runs on hart (i - 1) mod N only (N the harts online),
  * so that T <= N clients each have a hart of their own.
  * With -W, the release opens one profiler window and a span
@@ -56,6 +58,8 @@ int main(int argc, char **argv)
 			pin = 1;
 		else if (!strcmp(argv[i], "-W"))
 			marks = 1;
+		else if (!strcmp(argv[i], "-P") && i + 1 < argc)
+			args[0] = argv[++i];
 		else
 			args[n++] = argv[i];
 	}

@@ -299,6 +299,13 @@ def pingpong(env, size, count, port=7, extra="", prog="udp_pingpong"):
 pmd_available = breakdown.pmd_available
 
 
+# the multiplexing experiment's other configurations: Linux busy polling
+# (each client spins up to 1 ms in its receive) up to as many clients as
+# rows, DPDK's workers polling their rings up to as many as harts
+MULTIPLEX_VARIANTS = ("linux-busypoll",)
+MULTIPLEX_VARIANT_MAX_T = 64
+MULTIPLEX_POLL_MAX_T = 4
+
 # the dispatcher design (dpdk_dispatch -c) with up to this many worker clients
 # (its MAX_WORKERS); the workers sleep on a futex while they wait
 DPDK_MAX_T = 64
@@ -309,9 +316,10 @@ DPDK_MAX_T = 64
 PINGPONG_WARM = 10
 
 
-def pmd_dispatch_clients(t, count, port=7):
+def pmd_dispatch_clients(t, count, port=7, poll=False):
     """The dispatcher (EAL primary, owns net_accio, hart 0) and t worker
-    processes (secondaries), each a ping-pong client of the wire peer."""
+    processes (secondaries), each a ping-pong client of the wire peer;
+    poll: the workers poll their rings instead of sleeping (-P)."""
     d = "/opt/dpdk/bin/dpdk_dispatch"
     pmd = "-d /opt/dpdk/lib/accio/librte_net_accio.so --vdev net_accio0"
     return (f"{PMD_PREP}; ({d} -l 0 {pmd} -- -T {t} -l 10.0.2.15 -c 10.0.2.2 -I 5 > /tmp/d.out 2>&1; "
@@ -319,7 +327,7 @@ def pmd_dispatch_clients(t, count, port=7):
             "for i in $(seq 100); do grep -q 'dispatcher ready' /tmp/d.out && break; sleep 0.2; done; "
             f"for w in $(seq 0 {t - 1}); do {d} --proc-type=secondary {pmd} "
             "--lcores=$((w + 1))@$((w % 3 + 1)) "
-            f"-- -w $w -p {port} -n {count} -m 64 -t 1000 > /tmp/w$w.out 2>&1 & "
+            f"-- -w $w -p {port} -n {count} -m 64 -t 1000{' -P' if poll else ''} > /tmp/w$w.out 2>&1 & "
             # one EAL start-up at a time: many at once overrun the
             # primary's multi-process channel and a secondary can die
             # holding a lock in the shared memory configuration
@@ -611,6 +619,12 @@ def exp_multiplex(run, quick):
         if max(threads) > DPDK_MAX_T and DPDK_MAX_T not in dts:
             dts.append(DPDK_MAX_T)
         rows += [("dpdk", t) for t in dts]
+        # workers that poll their rings: one hart each, so as many as harts
+        rows += [("dpdk-poll", t) for t in dts if t <= MULTIPLEX_POLL_MAX_T]
+    # Linux busy polling, up to as many clients as rows
+    variants, _ = linux_variants()
+    rows += [(name, t) for name in MULTIPLEX_VARIANTS if name in variants
+             for t in threads if t <= MULTIPLEX_VARIANT_MAX_T]
     # the victim policies: Accio only, each T with its own count
     vruns = MULTIPLEX["victims"]
     if vruns is None:
@@ -622,8 +636,8 @@ def exp_multiplex(run, quick):
         tag = f"-{row[3]}" if len(row) > 2 else ""
         pcap = os.path.join(tmp, f"wire-{name}-{t}{tag}.pcap")   # a capture of its own
         try:
-            if name == "dpdk":
-                return multiplex_dpdk(run, t, count, pcap)
+            if name.startswith("dpdk"):
+                return multiplex_dpdk(run, t, count, pcap, name)
             if len(row) > 2:
                 return multiplex_sockets(run, name, t, row[2], pcap, victim=row[3])
             return multiplex_sockets(run, name, t, count, pcap)
@@ -662,7 +676,12 @@ def client_done(text, count):
 def multiplex_sockets(run, name, t, count_all, pcap, victim=None):
     """victim: the driver's row eviction policy for this run (else its
     default), with the count as given (not divided above 256 clients)."""
-    env = CONTENDERS[name]
+    pre, prog, args, post = "", "udp_pingpong", "", ""
+    if name in LINUX_VARIANTS:
+        env = ""
+        pre, prog, args, post = LINUX_VARIANTS[name]
+    else:
+        env = CONTENDERS[name]
     # 1024 clients: a quarter of the round trips each, the same total
     # as 256 clients (more than 64 clients share the 64 ICT rows)
     count = count_all // (4 if t > 256 and victim is None else 1)
@@ -674,8 +693,8 @@ def multiplex_sockets(run, name, t, count_all, pcap, victim=None):
     # -C: each client counts the replies it took on each hart
     # the ICT's row installs and evictions, before and after
     ict = f"{ICT_SYSFS}/installs {ICT_SYSFS}/evictions"
-    cmd = (f"{policy}cat {ict} > /tmp/ict0; {env} udp_multi -T {t} -o /tmp/pp -n {count} "
-           f"-m 64 -p 7 -t 1000 -C; echo @@ict@@; cat /tmp/ict0 {ict}; "
+    cmd = (f"{policy}cat {ict} > /tmp/ict0; {pre}{env} udp_multi -T {t} -P {prog} -o /tmp/pp "
+           f"-n {count} -m 64 -p 7 -t 1000 -C {args}{post}; echo @@ict@@; cat /tmp/ict0 {ict}; "
            f"for i in $(seq {t}); do echo @@c$i@@; cat /tmp/pp.$i; done")
     progress(f"multiplex: {name}, T={t} clients x {count} round trips"
              + (f", victim policy {victim}" if victim else ""))
@@ -725,13 +744,15 @@ def multiplex_sockets(run, name, t, count_all, pcap, victim=None):
     return row
 
 
-def multiplex_dpdk(run, t, count, pcap):
+def multiplex_dpdk(run, t, count, pcap, name="dpdk"):
     """The paper's design for DPDK with many connections: one dispatcher
     owns the NIC, T worker processes are the clients (dpdk_dispatch -c).
     No worker sees its request's NIC timestamp, so the processing time is
     the wire's turnaround per client flow (eval/wirecap.py)."""
-    progress(f"multiplex: dpdk (dispatcher + workers), T={t} clients x {count} round trips")
-    out = run.guest("multiplex", pmd_dispatch_clients(t, count), f"echo:{PEER_NS}",
+    poll = name == "dpdk-poll"
+    progress(f"multiplex: {name} (dispatcher + {'polling' if poll else 'sleeping'} workers), "
+             f"T={t} clients x {count} round trips")
+    out = run.guest("multiplex", pmd_dispatch_clients(t, count, poll=poll), f"echo:{PEER_NS}",
                     timeout=max(3000, 3 * count), pkgs=PMD_PKGS,
                     add=[(PMD_TREE, "/opt/dpdk")], pcap=pcap)
     sec = sections(out)
@@ -739,7 +760,7 @@ def multiplex_dpdk(run, t, count, pcap):
     bad = done.count(None)
     lost = sum(int(d["lost"]) for d in done if d is not None)
     turn, flows, fair = wire_turnarounds(pcap)
-    row = {"contender": "dpdk", "threads": t, "count": count, "clients_ok": t - bad,
+    row = {"contender": name, "threads": t, "count": count, "clients_ok": t - bad,
            "hw_samples": 0, "lost": lost, "loss_diagnostics": [],
            "dispatcher_ok": "dispatch_rc=0" in out, "dispatcher": dispatcher_counts(out)}
     row.update(_wire_fields(turn, flows, fair))
@@ -1142,9 +1163,22 @@ def report_multiplex(r):
     similar = (acc[4] <= 1.2 * acc[1] and acc[1] <= 1.2 * acc[4]) if 1 in acc and 4 in acc \
         else None
     slowest = all(wire[("dpdk", n)] > max([v for (c, m), v in wire.items()
-                                           if m == n and c != "dpdk" and v is not None] or [0])
+                                           if m == n and c in ("accio", "linux")
+                                           and v is not None] or [0])
                   for n in dp) if dp else None
+    # the tail against Linux at its best at each T (processing p99, pooled)
+    tails, tails_ok = [], True
+    for n in t:
+        lin = [(x["p99_us"], x["contender"]) for x in r["rows"]
+               if is_linux(x["contender"]) and x["threads"] == n and x.get("p99_us")]
+        a99 = [x["p99_us"] for x in r["rows"] if x["contender"] == "accio" and x["threads"] == n]
+        if lin and a99 and a99[0] is not None:
+            v, who = min(lin)
+            tails.append(f"T={n}: {_f(a99[0])} vs {_f(v)} ({who})")
+            tails_ok = tails_ok and a99[0] <= v
     paper = ("| | paper | here | verdict |\n|---|---|---|---|\n"
+             f"| Accio's processing p99 vs Linux (best) at each T | (goal here: no worse) | "
+             f"{'; '.join(tails) or '-'} µs | {verdict(tails_ok if tails else None, 'no worse at every T')} |\n"
              f"| Accio, T=1 vs T=4 | similar | p50 {_f(acc.get(1))} vs {_f(acc.get(4))} µs | "
              f"{verdict(similar, 'within 1.2x')} |\n"
              f"| Accio at more clients than cores | some loss (context switches) | "

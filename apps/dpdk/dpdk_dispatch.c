@@ -19,7 +19,7 @@
  *       echo worker INDEX (0..WORKERS-1): swaps each datagram's addresses
  *       and ports and queues it for transmission
  *   dpdk_dispatch [EAL options] --proc-type=secondary -- -w INDEX -p PORT
- *           [-n COUNT] [-m SIZE] [-t MS]
+ *           [-n COUNT] [-m SIZE] [-t MS] [-P]
  *       client worker INDEX: COUNT round trips of SIZE-byte datagrams
  *       (default 1000 of 64) from port CLIENT_PORT0 + INDEX to the server's
  *       PORT, one at a time, each reply checked; a reply not back within
@@ -33,7 +33,9 @@
  * until its reply's time is up): the workers share the harts with each
  * other and with the dispatcher, which polls the port without pause, so a
  * worker with nothing to do must not take a hart. The dispatcher makes the
- * FUTEX_WAKE system call only for a worker that said it sleeps.
+ * FUTEX_WAKE system call only for a worker that said it sleeps. With -P a
+ * worker (or client) polls its ring instead and never sleeps: no wake-up
+ * to pay, a hart taken all the time.
  *
  * Both print key=value statistics at exit; the dispatcher counts per
  * worker. Exit status 0, or 2 on a setup error.
@@ -62,6 +64,7 @@
 #endif
 #include <rte_mbuf.h>
 #include <rte_memzone.h>
+#include <rte_pause.h>
 #include <rte_ring.h>
 #include <rte_udp.h>
 
@@ -108,6 +111,9 @@ struct shared {
 	uint64_t wakeups[MAX_WORKERS];	/* FUTEX_WAKE calls made for it */
 };
 
+/* -P: workers poll their rings instead of sleeping on their futex words */
+static int polling;
+
 static long futex(uint32_t *word, int op, uint32_t val, const struct timespec *ts)
 {
 	/* not FUTEX_PRIVATE_FLAG: the word is in memory shared between processes */
@@ -125,6 +131,10 @@ static void worker_wait(struct shared *sh, int idx, struct rte_ring *in, uint64_
 	uint32_t seq = __atomic_load_n(&sh->wake[idx], __ATOMIC_ACQUIRE);
 	struct timespec ts = { .tv_sec = ns / 1000000000ull, .tv_nsec = ns % 1000000000ull };
 
+	if (polling) {
+		rte_pause();	/* never says it sleeps: the dispatcher makes no call */
+		return;
+	}
 	__atomic_store_n(&sh->sleeping[idx], 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (rte_ring_empty(in) && !sh->stop)
@@ -570,8 +580,8 @@ static void usage(void)
 	fprintf(stderr, "usage: dpdk_dispatch [EAL options] -- -T WORKERS -l IPV4 [-N COUNT] [-I SECONDS]\n"
 		"       dpdk_dispatch [EAL options] -- -T WORKERS -l IPV4 -c SERVER_IPV4\n"
 		"       dpdk_dispatch [EAL options] --proc-type=secondary -- -w INDEX -p PORT "
-		"[-n COUNT] [-m SIZE] [-t MS]\n"
-		"       dpdk_dispatch [EAL options] --proc-type=secondary -- -w INDEX\n");
+		"[-n COUNT] [-m SIZE] [-t MS] [-P]\n"
+		"       dpdk_dispatch [EAL options] --proc-type=secondary -- -w INDEX [-P]\n");
 	exit(2);
 }
 
@@ -591,7 +601,7 @@ int main(int argc, char **argv)
 	}
 	argc -= eal;
 	argv += eal;
-	while ((opt = getopt(argc, argv, "T:l:N:I:w:c:p:n:m:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "T:l:N:I:w:c:p:n:m:t:P")) != -1) {
 		switch (opt) {
 		case 'T': workers = atoi(optarg); break;
 		case 'l':
@@ -609,6 +619,7 @@ int main(int argc, char **argv)
 		case 'n': rounds = atol(optarg); break;
 		case 'm': size = atoi(optarg); break;
 		case 't': timeout_ms = atol(optarg); break;
+		case 'P': polling = 1; break;
 		default: usage();
 		}
 	}

@@ -162,6 +162,7 @@ def test_figures_are_sane(quick):
     # Linux's other configurations at 1x and 40x, and the best of them named
     assert set(res["cpu"]["linux_variants"]) <= set(at40)
     assert "Linux (best: linux" in report and "Linux (best at 40x: linux" in report
+    assert "| Accio's processing p99 vs Linux (best) at each T |" in report
     # adaptive: spins while the server is fast, sleeps once it is slow
     auto = {r["factor"]: r["cpu_busy_pct"] for r in rows(res, "cpu", contender="accio-auto")}
     assert auto[1] > 80 and auto[200] < 20, auto
@@ -179,7 +180,9 @@ def test_figures_are_sane(quick):
         # client, a turnaround between each two of its measured round trips
         # (udp_pingpong's warm-up and its wait at the barrier left out; a
         # lost reply takes one)
-        assert set(got) == {"linux", "accio"} | ({"dpdk"} if PMD else set()), got.keys()
+        assert set(got) == {"linux", "accio"} | ({"linux-busypoll"} if t <= 64 else set()) | \
+            ({"dpdk"} if PMD else set()) | ({"dpdk-poll"} if PMD and t <= 4 else set()), \
+            got.keys()
         for name, r in got.items():
             per = r["count"] - 1
             assert r["wire_flows"] == t and r["wire_n"] == t * per - r["lost"], \
