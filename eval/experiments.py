@@ -546,7 +546,7 @@ def exp_cpu(run, quick):
     # Linux's other configurations at 1x and 40x (the headline's slowdown)
     variants, vmissing = linux_variants()
     missing.update(vmissing)
-    vfactors = [k for k in factors if k in (1, 40)]
+    vfactors = [k for k in factors if k in ((40,) if quick else (1, 40))]
     res = {"count": count, "factors": factors, "base_rtt_us": base_us, "rows": [],
            "busy_counts_uncore_stalls": True, "linux_variants": list(variants),
            "variant_factors": vfactors,
@@ -620,11 +620,12 @@ def exp_multiplex(run, quick):
             dts.append(DPDK_MAX_T)
         rows += [("dpdk", t) for t in dts]
         # workers that poll their rings: one hart each, so as many as harts
-        rows += [("dpdk-poll", t) for t in dts if t <= MULTIPLEX_POLL_MAX_T]
-    # Linux busy polling, up to as many clients as rows
+        rows += [("dpdk-poll", t) for t in dts if t <= MULTIPLEX_POLL_MAX_T
+                 and (not quick or t == 4)]
+    # Linux busy polling, up to as many clients as rows (quick: T=4)
     variants, _ = linux_variants()
     rows += [(name, t) for name in MULTIPLEX_VARIANTS if name in variants
-             for t in threads if t <= MULTIPLEX_VARIANT_MAX_T]
+             for t in threads if t <= MULTIPLEX_VARIANT_MAX_T and (not quick or t == 4)]
     # the victim policies: Accio only, each T with its own count
     vruns = MULTIPLEX["victims"]
     if vruns is None:
@@ -787,8 +788,9 @@ def exp_breakdown(run, quick, outdir):
     progress(f"breakdown: {count} round trips per mode, wire peer at {PEER_NS} ns")
     r = run.command("breakdown", [sys.executable, os.path.join(ROOT, "eval", "breakdown.py"),
                         "--count", str(count), "--hart", str(HART),
-                        "--modes", "linux,nocsum,busypoll" +
-                        ("" if os.path.exists(URING_UNAVAILABLE) else ",uring") +
+                        "--modes", "linux" + (",busypoll" if quick else ",nocsum,busypoll" +
+                                              ("" if os.path.exists(URING_UNAVAILABLE)
+                                               else ",uring")) +
                         ",accio,spin,mmio" + (",dpdk" if pmd_available() else ""),
                         "--peer", f"wire:{PEER_NS}", "--json", js, "--plot", png])
     if r.returncode != 0:
