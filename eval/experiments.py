@@ -1157,14 +1157,18 @@ def report_multiplex(r):
     wire = {(x["contender"], x["threads"]): x.get("wire_p50_us") for x in r["rows"]}
     dp = sorted(t for c, t in wire if c == "dpdk")
     t = r["threads"]
+    def dpdk_best(n):
+        """DPDK's shortest turnaround p50 at T=n: sleeping or polling workers."""
+        return min(v for (c, m), v in wire.items() if c.startswith("dpdk") and m == n)
+
     def at(n):
         others = "".join(f", {label} {_f(wire[(c, n)])}" for c, label in
                          (("accio", "Accio"), ("linux", "Linux")) if (c, n) in wire)
-        return f"T={n}: DPDK {_f(wire[('dpdk', n)])}{others} µs"
+        return f"T={n}: DPDK (best) {_f(dpdk_best(n))}{others} µs"
     dpdk = "; ".join(at(n) for n in dp) if dp else "missing"
     similar = (acc[4] <= 1.2 * acc[1] and acc[1] <= 1.2 * acc[4]) if 1 in acc and 4 in acc \
         else None
-    slowest = all(wire[("dpdk", n)] > max([v for (c, m), v in wire.items()
+    slowest = all(dpdk_best(n) > max([v for (c, m), v in wire.items()
                                            if m == n and c in ("accio", "linux")
                                            and v is not None] or [0])
                   for n in dp) if dp else None

@@ -58,46 +58,38 @@ if [ "$rc" = 3 ]; then
 elif [ "$rc" != 0 ]; then
 	exit "$rc"
 fi
+# sysroot_part NAME PACKAGE WHAT: Debian's PACKAGE unpacked to compile
+# against, its folder in $sysroot (status 0); without the archive (exit
+# status 3 of debian.py: its index cannot be read and nothing was unpacked
+# before) WHAT is left out, loudly, and build/NAME-unavailable says why
+# (status 1: the tests that need it report themselves skipped).
+sysroot_part() {
+	local src=0
+	rm -f "$B/$1-unavailable"
+	if [ "$rc" != 0 ]; then
+		echo "Debian's archive is unavailable: no $3" > "$B/$1-unavailable"
+		return 1
+	fi
+	sysroot=$(python3 "$ROOT/scripts/debian.py" sysroot "$2" 2>"$B/$1.err") || src=$?
+	cat "$B/$1.err" >&2
+	if [ "$src" = 3 ]; then
+		log "WARNING: Debian's archive is unavailable; no $3"
+		cp "$B/$1.err" "$B/$1-unavailable"
+		return 1
+	fi
+	[ "$src" = 0 ] || exit "$src"
+}
 # udp_pingpong-glibc: udp_pingpong with io_uring round trips (-U), compiled
 # against Debian's liburing (its liburing2 is in the Debian layer).
-# Without the archive it is left out, loudly; build/uring-unavailable says
-# why and the io_uring tests report themselves skipped.
-rm -f "$B/uring-unavailable"
-if [ "$rc" = 0 ]; then
-	src=0
-	sysroot=$(python3 "$ROOT/scripts/debian.py" sysroot liburing-dev 2>"$B/uring.err") || src=$?
-	cat "$B/uring.err" >&2
-	if [ "$src" = 3 ]; then
-		log "WARNING: Debian's archive is unavailable; no udp_pingpong-glibc (io_uring)"
-		cp "$B/uring.err" "$B/uring-unavailable"
-	elif [ "$src" != 0 ]; then
-		exit "$src"
-	else
-		make -s -C "$ROOT/apps" uring URING="$sysroot" OUT="$B/apps" LIBACCIO="$B/libaccio"
-		install -m 755 "$B/apps/glibc/udp_pingpong" "$R/usr/bin/udp_pingpong-glibc"
-	fi
-else
-	echo "Debian's archive is unavailable: no udp_pingpong-glibc (io_uring)" > "$B/uring-unavailable"
+if sysroot_part uring liburing-dev "udp_pingpong-glibc (io_uring)"; then
+	make -s -C "$ROOT/apps" uring URING="$sysroot" OUT="$B/apps" LIBACCIO="$B/libaccio"
+	install -m 755 "$B/apps/glibc/udp_pingpong" "$R/usr/bin/udp_pingpong-glibc"
 fi
 # DPDK programs for the guest (apps/dpdk), compiled against Debian's riscv64
 # DPDK; tests and eval add them to a run with Debian's DPDK libraries
 # (buildroot-config/dpdk-packages.txt).
-# Without the archive (exit status 3) and no sysroot unpacked before, they
-# are left out, loudly; build/dpdk-unavailable says why and the DPDK tests
-# report themselves skipped.
-rm -f "$B/dpdk-unavailable"
-if [ "$rc" = 0 ]; then
-	src=0
-	sysroot=$(python3 "$ROOT/scripts/debian.py" sysroot dpdk-dev 2>"$B/dpdk.err") || src=$?
-	cat "$B/dpdk.err" >&2
-	if [ "$src" = 3 ]; then
-		log "WARNING: Debian's archive is unavailable; no DPDK programs"
-		cp "$B/dpdk.err" "$B/dpdk-unavailable"
-	elif [ "$src" != 0 ]; then
-		exit "$src"
-	else
-		make -s -C "$ROOT/apps/dpdk" OUT="$B/apps/dpdk" SYSROOT="$sysroot"
-	fi
+if sysroot_part dpdk dpdk-dev "DPDK programs"; then
+	make -s -C "$ROOT/apps/dpdk" OUT="$B/apps/dpdk" SYSROOT="$sysroot"
 fi
 # DPDK 22.11 LTS from Debian's source with its driver SDK (scripts/build-dpdk.sh)
 # and, built against it, the Accio NIC's own poll-mode driver and the DPDK

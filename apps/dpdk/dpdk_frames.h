@@ -84,42 +84,6 @@ struct dpdk_flow {
 	rte_be16_t port, peer_port;
 };
 
-/* A datagram of @size payload bytes on @f; NULL when the pool is empty. */
-static inline struct rte_mbuf *dpdk_udp_frame(struct rte_mempool *pool,
-					      const struct dpdk_flow *f,
-					      const uint8_t *payload, int size)
-{
-	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
-	struct rte_ether_hdr *eh;
-	struct rte_ipv4_hdr *ih;
-	struct rte_udp_hdr *uh;
-
-	if (!m)
-		return NULL;
-	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	ih = (struct rte_ipv4_hdr *)(eh + 1);
-	uh = (struct rte_udp_hdr *)(ih + 1);
-	eh->dst_addr = f->peer_mac;
-	eh->src_addr = f->mac;
-	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	memset(ih, 0, sizeof(*ih));
-	ih->version_ihl = RTE_IPV4_VHL_DEF;
-	ih->total_length = rte_cpu_to_be_16(sizeof(*ih) + sizeof(*uh) + size);
-	ih->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-	ih->time_to_live = 64;
-	ih->next_proto_id = IPPROTO_UDP;
-	ih->src_addr = f->ip;
-	ih->dst_addr = f->peer_ip;
-	ih->hdr_checksum = rte_ipv4_cksum(ih);
-	uh->src_port = f->port;
-	uh->dst_port = f->peer_port;
-	uh->dgram_len = rte_cpu_to_be_16(sizeof(*uh) + size);
-	uh->dgram_cksum = 0;		/* optional in IPv4 */
-	memcpy(uh + 1, payload, size);
-	m->data_len = m->pkt_len = DPDK_UDP_HDRS + size;
-	return m;
-}
-
 /*
  * A flow's headers built once for a payload size: each frame then copies
  * them and its payload, nothing field by field. With @offload the port
@@ -185,6 +149,17 @@ static inline struct rte_mbuf *dpdk_tmpl_frame(struct rte_mempool *pool,
 		m->l3_len = sizeof(struct rte_ipv4_hdr);
 	}
 	return m;
+}
+
+/* A datagram of @size payload bytes on @f; NULL when the pool is empty. */
+static inline struct rte_mbuf *dpdk_udp_frame(struct rte_mempool *pool,
+					      const struct dpdk_flow *f,
+					      const uint8_t *payload, int size)
+{
+	struct dpdk_tmpl t;
+
+	dpdk_tmpl_init(&t, f, size, 0);
+	return dpdk_tmpl_frame(pool, &t, payload);
 }
 
 #endif /* DPDK_FRAMES_H */
