@@ -433,6 +433,17 @@ static int uring_open(struct uring *u, size_t ctl_len)
 	return 0;
 }
 
+/* The error queue's recvmsg completed: its transmit stamp to its round trip. */
+static void uring_stamp(struct uring *u, const struct io_uring_cqe *cqe)
+{
+	uint32_t id;
+	uint64_t t = cqe->res >= 0 ? tx_stamp_msg(&u->em, &id) : 0;
+
+	if (t && (long)id >= u->base && (long)id - u->base < u->count)
+		u->stamps[id - u->base] = t;
+	u->err_armed = 0;
+}
+
 /* Submit what is queued: a system call unless the SQ thread is awake. */
 static void uring_submit(struct uring *u)
 {
@@ -510,12 +521,7 @@ static ssize_t uring_round_trip(struct uring *u, int fd, const uint8_t *tx,
 			return -1;
 		u->cqes++;
 		if (cqe->user_data == 3) {
-			uint32_t id;
-			uint64_t t = cqe->res >= 0 ? tx_stamp_msg(&u->em, &id) : 0;
-
-			if (t && (long)id >= u->base && (long)id - u->base < u->count)
-				u->stamps[id - u->base] = t;
-			u->err_armed = 0;
+			uring_stamp(u, cqe);
 		} else if (cqe->user_data == 1) {
 			sent = 1;
 			if (cqe->res != size) {
@@ -570,16 +576,10 @@ static ssize_t uring_round_trip(struct uring *u, int fd, const uint8_t *tx,
 static void uring_last_stamps(struct uring *u)
 {
 	struct io_uring_cqe *cqe;
-	uint32_t id;
-	uint64_t t;
 
 	while (u->err_armed && !io_uring_peek_cqe(&u->ring, &cqe)) {
-		if (cqe->user_data == 3) {
-			t = cqe->res >= 0 ? tx_stamp_msg(&u->em, &id) : 0;
-			if (t && (long)id >= u->base && (long)id - u->base < u->count)
-				u->stamps[id - u->base] = t;
-			u->err_armed = 0;
-		}
+		if (cqe->user_data == 3)
+			uring_stamp(u, cqe);
 		io_uring_cqe_seen(&u->ring, cqe);
 	}
 }

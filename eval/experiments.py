@@ -70,6 +70,7 @@ CONTENDERS = {  # the breakdown's modes, and the adaptive spin policy
     "accio-spin": breakdown.MODES["spin"],
     "accio-auto": breakdown.PRELOAD + " ACCIO_SPIN_US=auto",
 }
+HART = 1               # the client's hart (the NIC interrupt is taken on hart 0)
 # Linux at its best: the same ping-pong in other configurations of the same
 # kernel and NIC, in the latency and CPU experiments. "Linux (best)" in the
 # headline ratios is the best of "linux" (offloads on, the client on hart
@@ -82,7 +83,7 @@ LINUX_VARIANTS = {
     "linux-nocsum": ("ethtool -K eth0 rx off tx off > /dev/null && ", "udp_pingpong", "",
                      "; ethtool -K eth0 rx on tx on > /dev/null"),
     # the NIC's interrupt on the client's own hart: no cross-hart wake-up
-    "linux-irq-local": (f"echo {1 << 1:x} > {_IRQ} && ", "udp_pingpong", "",
+    "linux-irq-local": (f"echo {1 << HART:x} > {_IRQ} && ", "udp_pingpong", "",
                         f"; echo 1 > {_IRQ}"),
     # busy polling (SO_BUSY_POLL 1000 us: longer than a round trip)
     "linux-busypoll": ("", "udp_pingpong", "-B 1000", ""),
@@ -124,7 +125,6 @@ MISSING = {
             "is the hardware analogue (the engine moves the datagrams)",
 }
 PEER_NS = 20000        # the server's service time in the latency experiments
-HART = 1               # the client's hart (the NIC interrupt is taken on hart 0)
 EXPERIMENTS = ["freq", "latency", "throughput", "cpu", "multiplex", "breakdown"]
 
 
