@@ -26,6 +26,11 @@
 Options for boot and run:
   --smp N           harts (default 4, like the prototype)
   --mem SIZE        guest memory (default 1G)
+  --timing MODE     rocket[:NAME=VALUE,...] (with --icount): each hart takes
+                    the time a Rocket core would: L1 caches, memory latency
+                    (dram=CYCLES, default 30), DMA invalidating lines,
+                    branches, multiplies, traps (hardware/timing/README.md);
+                    ACCIO_TIMING does the same for every run
   --icount [SHIFT]  deterministic virtual time: each instruction advances the
                     clock by 2^SHIFT ns (default 4); idle time is skipped;
                     the harts run in parallel in virtual time, each on
@@ -75,6 +80,7 @@ The guest reaches the host at 10.0.2.2 with the user wire; a host server
 listening on 127.0.0.1:PORT is 10.0.2.2:PORT to the guest.
 """
 import argparse
+import hashlib
 import itertools
 import json
 import os
@@ -113,6 +119,57 @@ IPI = os.environ.get("ACCIO_IPI", "sswi")
 if IPI not in ("sswi", "sbi"):
     raise SystemExit(f"ACCIO_IPI={IPI}: sswi or sbi")
 MACHINE = "virt,aclint=on" if IPI == "sswi" else "virt"
+# The time of an instruction: "" (every instruction one cycle, memory free)
+# or "rocket[:ARGS]", the Rocket timing mode: a TCG plugin
+# (hardware/timing/rocket_timing.c) makes each hart wait what a Rocket core
+# waits for its caches, memory, branches, multiplies and traps; ARGS are
+# the plugin's (dram=CYCLES,...). Needs --icount.
+TIMING = os.environ.get("ACCIO_TIMING", "")
+
+
+def timing_args(spec):
+    """ACCIO_TIMING / --timing: the plugin's arguments ([] for none)."""
+    if spec in ("", "off", "icount"):
+        return None
+    kind, _, rest = spec.partition(":")
+    if kind != "rocket":
+        raise AccioError(f"timing {spec!r}: off or rocket[:NAME=VALUE,...]")
+    args = [x for x in rest.split(",") if x]
+    for x in args:
+        if "=" not in x:
+            raise AccioError(f"timing {spec!r}: {x!r} is not NAME=VALUE")
+    return args
+
+
+def timing_plugin():
+    """The Rocket timing plugin, built on first use and cached by the hash of
+    its source and QEMU's plugin header."""
+    src = os.path.join(ROOT, "hardware", "timing", "rocket_timing.c")
+    cache = os.environ.get("ACCIO_CACHE", os.path.expanduser("~/.cache/accio"))
+    hdr_dir = os.path.join(cache, "qemu", "tree", "include", "qemu")
+    hdr = os.path.join(hdr_dir, "qemu-plugin.h")
+    if not os.path.exists(hdr):
+        raise AccioError(f"{hdr} missing (run: make build)")
+    key = hashlib.sha256(open(src, "rb").read() + open(hdr, "rb").read()).hexdigest()[:16]
+    out = os.path.join(cache, "timing", f"librocket_timing-{key}.so")
+    if not os.path.exists(out):
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        glib = subprocess.run(["pkg-config", "--cflags", "glib-2.0"], capture_output=True,
+                              text=True, check=True).stdout.split()
+        tmp = f"{out}.{os.getpid()}.tmp"
+        subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-shared", "-fPIC", *glib,
+                        "-I", hdr_dir, "-o", tmp, src], check=True)
+        os.replace(tmp, out)
+    return out
+
+
+def timing_qemu_args(spec=None):
+    """-plugin arguments for QEMU in the timing mode SPEC (default
+    ACCIO_TIMING), or []."""
+    args = timing_args(TIMING if spec is None else spec)
+    if args is None:
+        return []
+    return ["-plugin", ",".join([timing_plugin()] + args)]
 SESSION_IDS = itertools.count(1)
 BEGIN = "@@ACCIO-BEGIN@@"
 END_RE = re.compile(r"@@ACCIO-END rc=(\d+)@@")
@@ -183,12 +240,15 @@ def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
         # runs next, at most ACCIO_ICOUNT_SKEW_NS ahead of any other
         # running hart, and a hart alone runs at most ACCIO_RR_TIMESLICE
         # instructions in a turn (QEMU patches 0003, 0004, 0010).
+        cmd += timing_qemu_args()
         cmd += ["-icount", f"shift={icount},sleep=off",
                 "-seed", str(SEED if seed is None else seed),
                 "-rtc", "base=2026-01-01T00:00:00,clock=vm",
                 "-accel", f"tcg,rr-timeslice={RR_TIMESLICE}"
                 + (f",icount-parallel=on,icount-skew-ns={ICOUNT_SKEW_NS}"
                    if ICOUNT_PARALLEL else "")]
+    elif timing_args(TIMING) is not None:
+        raise AccioError("the Rocket timing mode (ACCIO_TIMING, --timing) needs --icount")
     if fwd_udp and wire != "user":
         raise AccioError("UDP forwarding needs the user wire")
     if wire == "user":
@@ -806,7 +866,15 @@ def main(argv=None):
     p.add_argument("-v", "--verbose", action="store_true")
     p.add_argument("--server", required=True, metavar="CMD")
     p.add_argument("--client", required=True, metavar="CMD")
+    for p in sub.choices.values():
+        if p.prog.split()[-1] in ("boot", "run", "pair"):
+            p.add_argument("--timing", metavar="MODE",
+                           help="rocket[:NAME=VALUE,...]: the Rocket timing mode "
+                                "(ACCIO_TIMING; needs --icount)")
     a = ap.parse_args(argv)
+    if getattr(a, "timing", None) is not None:
+        global TIMING
+        TIMING = a.timing
     for path in getattr(a, "pkg_list", []):
         try:
             a.pkg += read_pkg_list(path)

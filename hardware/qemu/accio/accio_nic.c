@@ -20,6 +20,7 @@
 #include "qemu/log.h"
 #include "qemu/timer.h"
 #include "qemu/module.h"
+#include "qemu/plugin.h"
 #include "qapi/error.h"
 #include "hw/irq.h"
 #include "hw/sysbus.h"
@@ -380,6 +381,7 @@ static void accio_nic_rx_deliver(AccioNICState *s, const uint8_t *buf,
         s->stats[ACCIO_STAT_RX_DROP_NOBUF]++;
         return;
     }
+    qemu_plugin_dma_write(addr, size);      /* a timing model's caches */
     /* completion: the length and flags, and the arrival time beside it */
     ring_push(&s->rx_comp, comp, arrival);
     if (comp & ACCIO_NIC_RECV_COMP_CSUM_OK_MASK) {

@@ -13,6 +13,7 @@
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "qemu/module.h"
+#include "qemu/plugin.h"
 #include "qapi/error.h"
 #include "hw/irq.h"
 #include "hw/sysbus.h"
@@ -33,8 +34,12 @@ static int dev_dma_read(void *opaque, uint64_t addr, void *buf, size_t len)
 static int dev_dma_write(void *opaque, uint64_t addr, const void *buf,
                          size_t len)
 {
-    return dma_memory_write(&address_space_memory, addr, buf, len,
-                            MEMTXATTRS_UNSPECIFIED) == MEMTX_OK ? 0 : -1;
+    if (dma_memory_write(&address_space_memory, addr, buf, len,
+                         MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
+        return -1;
+    }
+    qemu_plugin_dma_write(addr, len);       /* a timing model's caches */
+    return 0;
 }
 
 static uint64_t dev_now(void *opaque)

@@ -16,6 +16,9 @@
  *                       beat, then its bytes in hex
  *   --fst FILE --fst-from C --fst-to C   waveforms (build with TRACE=1)
  *   --mhz F             core clock for the uncore's time (default 1000)
+ *   --dram-latency N    cycles from a read's address to its first beat, and
+ *                       from a write's last beat to its response (default 0:
+ *                       a memory that answers at once)
  *
  * The console (offsets from 0x70000000): 0 prints a character, 8 ends the
  * run with the value as exit status, 16 prints "mark N cycle C" (N the
@@ -44,7 +47,7 @@ static const uint64_t DRAM_SIZE = 64ull << 20;
 
 struct Burst {
 	uint32_t id, len, size, beat;
-	uint64_t addr;
+	uint64_t addr, due;	/* due: the cycle its first beat may go */
 };
 
 struct Frame {
@@ -144,7 +147,7 @@ static std::vector<uint8_t> echo_of(const std::vector<uint8_t> &in)
 
 int main(int argc, char **argv)
 {
-	uint64_t max_cycles = 20000000, wire_delay = 200, fst_from = 0, fst_to = 0;
+	uint64_t max_cycles = 20000000, wire_delay = 200, fst_from = 0, fst_to = 0, dram_latency = 0;
 	const char *elf = nullptr, *frames_path = nullptr, *fst_path = nullptr;
 	std::string wire = "echo";
 	double mhz = 1000;
@@ -167,6 +170,7 @@ int main(int argc, char **argv)
 		else if (a == "--fst-from") fst_from = strtoull(next(), nullptr, 0);
 		else if (a == "--fst-to") fst_to = strtoull(next(), nullptr, 0);
 		else if (a == "--mhz") mhz = atof(next());
+		else if (a == "--dram-latency") dram_latency = strtoull(next(), nullptr, 0);
 		else if (a[0] == '+') continue;	/* plusargs for the RTL */
 		else if (a[0] == '-') {
 			fprintf(stderr, "soc-sim: unknown option %s\n", a.c_str());
@@ -176,7 +180,7 @@ int main(int argc, char **argv)
 	if (!elf || (wire != "echo" && wire != "sink" && wire.rfind("replay:", 0))) {
 		fprintf(stderr, "usage: soc-sim [--max-cycles N] [--wire echo|sink|replay:FILE] "
 			"[--wire-delay N] [--frames FILE] [--fst FILE --fst-from C --fst-to C] "
-			"[--mhz F] PROGRAM.elf\n");
+			"[--mhz F] [--dram-latency N] PROGRAM.elf\n");
 		return 2;
 	}
 	if (load_elf(elf))
@@ -202,7 +206,7 @@ int main(int argc, char **argv)
 	}
 #endif
 	std::deque<Burst> rq, wq;
-	std::deque<std::pair<uint32_t, uint32_t>> bq;	/* id, resp */
+	std::deque<Burst> bq;	/* id, resp (in len), due */
 	std::deque<Frame> rxq;
 	std::vector<uint8_t> txf, nicf;
 	size_t rx_off = 0;
@@ -219,12 +223,12 @@ int main(int argc, char **argv)
 		top->mem_axi4_0_aw_ready = 1;
 		top->mem_axi4_0_w_ready = !wq.empty();
 		top->mem_axi4_0_ar_ready = rq.size() < 8;
-		top->mem_axi4_0_b_valid = !bq.empty();
+		top->mem_axi4_0_b_valid = !bq.empty() && bq.front().due <= cycle;
 		if (!bq.empty()) {
-			top->mem_axi4_0_b_bits_id = bq.front().first;
-			top->mem_axi4_0_b_bits_resp = bq.front().second;
+			top->mem_axi4_0_b_bits_id = bq.front().id;
+			top->mem_axi4_0_b_bits_resp = bq.front().len;
 		}
-		top->mem_axi4_0_r_valid = !rq.empty();
+		top->mem_axi4_0_r_valid = !rq.empty() && rq.front().due <= cycle;
 		if (!rq.empty()) {
 			Burst &b = rq.front();
 			uint64_t a = (b.addr & ~(uint64_t)((1u << b.size) - 1)) +
@@ -257,7 +261,8 @@ int main(int argc, char **argv)
 		/* what happens at this rising edge */
 		if (top->mem_axi4_0_ar_valid && top->mem_axi4_0_ar_ready)
 			rq.push_back({top->mem_axi4_0_ar_bits_id, top->mem_axi4_0_ar_bits_len,
-				      top->mem_axi4_0_ar_bits_size, 0, top->mem_axi4_0_ar_bits_addr});
+				      top->mem_axi4_0_ar_bits_size, 0, top->mem_axi4_0_ar_bits_addr,
+				      cycle + 1 + dram_latency});
 		bool r_fire = top->mem_axi4_0_r_valid && top->mem_axi4_0_r_ready;
 		if (top->mem_axi4_0_w_valid && top->mem_axi4_0_w_ready) {
 			Burst &b = wq.front();
@@ -269,13 +274,14 @@ int main(int argc, char **argv)
 				if (top->mem_axi4_0_w_bits_strb >> i & 1)
 					m[i] = v >> (8 * i);
 			if (b.beat++ == b.len) {
-				bq.push_back({b.id, m ? 0u : 3u});
+				bq.push_back({b.id, m ? 0u : 3u, 0, 0, 0,
+					      cycle + 1 + dram_latency});
 				wq.pop_front();
 			}
 		}
 		if (top->mem_axi4_0_aw_valid && top->mem_axi4_0_aw_ready)
 			wq.push_back({top->mem_axi4_0_aw_bits_id, top->mem_axi4_0_aw_bits_len,
-				      top->mem_axi4_0_aw_bits_size, 0, top->mem_axi4_0_aw_bits_addr});
+				      top->mem_axi4_0_aw_bits_size, 0, top->mem_axi4_0_aw_bits_addr, 0});
 		if (top->mem_axi4_0_b_valid && top->mem_axi4_0_b_ready)
 			bq.pop_front();
 		if (r_fire) {

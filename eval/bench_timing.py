@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""The Rocket timing mode (hardware/timing) against the RTL SoC, and what it
+changes.
+
+usage: python3 eval/bench_timing.py [--json FILE] [--dram 20,30,60,100]
+                                    [--no-pingpong]
+
+1. Calibration: hardware/soc/sw/timing.c (pointer chases in and beyond L1,
+   a copy, uncached loads, a trap round trip, multiplies, divides, a
+   data-dependent branch) on the RTL SoC (build/soc/soc-sim1 with the
+   harness's DRAM --dram-latency N cycles late) and on QEMU's virt machine
+   (bare metal, -icount shift 4) in the timing mode with dram=N: cycles per
+   operation on both, and the error. The same program in plain icount
+   (every instruction one cycle) is the third column.
+2. The ping-pong on Linux: udp_pingpong 64 B, Linux sockets and Accio
+   (blocking), processing time p50 from the NIC's stamps, in plain icount
+   and in the timing mode at each DRAM latency, with the Accio/Linux ratio.
+3. Speed: the wall time of a Linux boot and those ping-pongs with and
+   without the timing mode.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SOC = os.path.join(ROOT, "build", "soc")
+SW = os.path.join(ROOT, "hardware", "soc", "sw")
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import accio  # noqa: E402
+
+SHIFT = 4                  # 16 ns per instruction, as in the evaluation
+CYCLE_NS = 1 << SHIFT
+BENCHES = [
+    ("chase_l1", "dependent loads, one per line, 8 KiB (in L1)"),
+    ("chase_mem", "dependent loads, one per line, 512 KiB (L1 misses)"),
+    ("copy_l1", "8-byte words copied, 4 KiB to 4 KiB in L1"),
+    ("load_io", "uncached loads of an uncore register, in a loop"),
+    ("trap", "ecall to a machine-mode handler and mret"),
+    ("mul", "dependent 64-bit multiplies"),
+    ("div", "dependent 64-bit divides"),
+    ("branch", "a loop with one data-dependent branch (half taken)"),
+]
+
+
+def kv(text):
+    return {k: int(v) for k, v in re.findall(r"^(\w+)=(\d+)$", text, re.M)}
+
+
+def build_qemu_timing():
+    out = os.path.join(SOC, "sw", "timing-qemu.elf")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    cc = ["riscv64-linux-gnu-gcc", "-march=rv64imac_zicsr_zifencei", "-mabi=lp64",
+          "-mcmodel=medany", "-DSOC_QEMU", "-fno-pie", "-no-pie",
+          "-Wl,--build-id=none,--no-warn-rwx-segments", "-ffreestanding", "-nostdlib",
+          "-nostartfiles", "-static", "-O2", f"-I{SW}",
+          f"-I{os.path.join(ROOT, 'hardware', 'generated')}", "-T", os.path.join(SW, "link.ld"),
+          "-o", out, os.path.join(SW, "crt0.S"), os.path.join(SW, "timing.c")]
+    subprocess.run(cc, check=True)
+    return out
+
+
+def per_op(d):
+    return {k: d[k] / d[f"{k}_ops"] for k, _ in BENCHES if k in d and d.get(f"{k}_ops")}
+
+
+def rtl(dram):
+    """timing.c on the RTL SoC: cycles per operation."""
+    exe, elf = os.path.join(SOC, "soc-sim1"), os.path.join(SOC, "sw", "timing.elf")
+    for p in (exe, elf):
+        if not os.path.exists(p):
+            raise SystemExit(f"bench_timing: {p} missing: run make soc")
+    r = subprocess.run([exe, "--max-cycles", "100000000", "--dram-latency", str(dram), elf],
+                       capture_output=True, text=True, timeout=900)
+    if r.returncode:
+        raise SystemExit(f"bench_timing: timing.elf on the RTL SoC failed:\n{r.stdout}{r.stderr}")
+    return per_op(kv(r.stdout))
+
+
+def qemu(elf, timing):
+    """timing.c on QEMU (bare metal, one hart): cycles per operation, in the
+    timing mode TIMING ("rocket:dram=N", or "" for plain icount)."""
+    a = accio.artefacts()
+    cmd = [a["qemu"], "-M", "virt", "-smp", "1", "-m", "256M", "-bios", "none",
+           "-kernel", elf, "-display", "none", "-serial", "stdio", "-monitor", "none",
+           "-icount", f"shift={SHIFT},sleep=off", "-no-reboot"]
+    cmd += accio.timing_qemu_args(timing)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if r.returncode:
+        raise SystemExit(f"bench_timing: timing.elf on QEMU failed ({r.returncode}):\n"
+                         f"{r.stdout}{r.stderr}")
+    return {k: v / CYCLE_NS for k, v in per_op(kv(r.stdout)).items()}
+
+
+def calibration(dram, elf):
+    r, q, p = rtl(dram), qemu(elf, f"rocket:dram={dram}"), qemu(elf, "")
+    return [{"bench": k, "what": what, "dram": dram, "rtl_cycles": round(r[k], 2),
+             "timing_cycles": round(q[k], 2), "icount_cycles": round(p[k], 2),
+             "error_pct": round(100 * (q[k] - r[k]) / r[k], 1)} for k, what in BENCHES]
+
+
+PINGPONG = {"linux": "", "accio": "LD_PRELOAD=/usr/lib/libaccio.so "}
+
+
+def pingpong_cmd(count=300):
+    """Both contenders, one after the other, the client on hart 1: each
+    output starts with a line @NAME."""
+    return "; ".join(f"echo @{k}; {pre}taskset 0x2 udp_pingpong -q -n {count} -m 64 -p 7"
+                     for k, pre in PINGPONG.items())
+
+
+def pingpong(timing):
+    """Linux and Accio (blocking) 64-byte processing p50 in µs, one boot."""
+    saved = accio.TIMING
+    accio.TIMING = timing
+    try:
+        t = time.monotonic()
+        r = accio.run(pingpong_cmd(), icount=SHIFT, wire="echo:20000", timeout=900)
+        wall = time.monotonic() - t
+    finally:
+        accio.TIMING = saved
+    if r.rc:
+        raise SystemExit(f"bench_timing: ping-pong ({timing or 'icount'}) failed:\n"
+                         f"{r.output[-2000:]}")
+    out = {"timing": timing or "icount", "wall_s": round(wall, 1)}
+    for part in r.output.split("@")[1:]:
+        name = part.split()[0]
+        m = re.search(r"^proc_p50_us=([\d.]+)", part, re.M)
+        bad = re.search(r"bad=(\d+)", part)
+        if not m or not bad or bad.group(1) != "0":
+            raise SystemExit(f"bench_timing: {name}: no clean result:\n{part[-1500:]}")
+        out[name] = float(m.group(1))
+    out["accio_over_linux"] = round(out["accio"] / out["linux"], 4)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--json", default=os.path.join(ROOT, "eval", "results", "timing.json"))
+    ap.add_argument("--dram", default="20,30,60,100",
+                    help="DRAM latencies in core cycles (comma-separated)")
+    ap.add_argument("--no-pingpong", action="store_true")
+    a = ap.parse_args()
+    drams = [int(x) for x in a.dram.split(",")]
+    elf = build_qemu_timing()
+    res = {"shift": SHIFT, "calibration": [], "pingpong": []}
+    for d in drams:
+        res["calibration"] += calibration(d, elf)
+    print("| benchmark | DRAM | RTL SoC | timing mode | error | plain icount |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for c in res["calibration"]:
+        print(f"| {c['bench']} | {c['dram']} | {c['rtl_cycles']:.2f} | {c['timing_cycles']:.2f} "
+              f"| {c['error_pct']:+.1f} % | {c['icount_cycles']:.2f} |")
+    if not a.no_pingpong:
+        res["pingpong"].append(pingpong(""))
+        for d in drams:
+            res["pingpong"].append(pingpong(f"rocket:dram={d}"))
+        print("\n| time model | Linux p50 (µs) | Accio p50 (µs) | Accio/Linux | wall (s) |")
+        print("|---|---:|---:|---:|---:|")
+        for p in res["pingpong"]:
+            print(f"| {p['timing']} | {p['linux']:.1f} | {p['accio']:.1f} | "
+                  f"1/{1 / p['accio_over_linux']:.1f} | {p['wall_s']:.1f} |")
+    os.makedirs(os.path.dirname(a.json), exist_ok=True)
+    with open(a.json, "w") as f:
+        json.dump(res, f, indent=1)
+    print(f"\nwritten: {a.json}")
+
+
+if __name__ == "__main__":
+    main()
