@@ -31,7 +31,9 @@
  * out=FILE (per hart at exit: blocks, instructions, stall cycles,
  * I-cache and D-cache accesses and misses, write-backs, DMA
  * invalidations, traps, branches, mispredicted branches; one line
- * "H <hart> <name>=<value> ...").
+ * "H <hart> <name>=<value> ..."; and "S <spans> <stall cycles hart 0> ..."
+ * while spans were open: eval/prof's marks "slti x0, x0, 5" and "6", nested,
+ * so that a CPU busy share counts the stalls of its measurement).
  *
  * Blocks end at every branch and jump, so the plugin learns a branch's
  * outcome and a trap from where the next block starts. A block cut short
@@ -78,6 +80,7 @@ struct hart {
 	const struct block *last;
 	uint64_t debt;		/* stall not yet charged (the turn ran out) */
 	uint64_t blocks, insns, stalled, traps, branches, mispredicts;
+	uint64_t span_stalled;	/* stalled while a span was open */
 	uint8_t bht[BHT_ENTRIES];
 };
 
@@ -89,6 +92,9 @@ static struct {
 
 static struct hart harts[MAX_HARTS];
 static GMutex dma_lock;
+/* spans (eval/prof's marks "slti x0, x0, 5" and "6"): nested, for all harts */
+static int span_depth;
+static uint64_t spans;
 
 static void cache_init(struct cache *c, unsigned int sets, unsigned int ways, uint32_t seed)
 {
@@ -160,6 +166,8 @@ static void stall(struct hart *h, uint64_t cycles)
 	got = qemu_plugin_icount_stall(want);
 	h->debt = want - got;
 	h->stalled += got;
+	if (span_depth > 0)
+		h->span_stalled += got;
 }
 
 /* what the end of the last block cost, now that the next one starts at pc */
@@ -389,6 +397,16 @@ static int reads(const uint8_t *p, size_t len, unsigned int r)
 	       r == (w >> 20 & 31);
 }
 
+static void span_mark(unsigned int vcpu, void *udata)
+{
+	if (udata) {
+		if (!span_depth++)
+			spans++;
+	} else if (span_depth > 0) {
+		span_depth--;
+	}
+}
+
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb), i;
@@ -409,6 +427,14 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		memset(buf, 0, sizeof(buf));
 		qemu_plugin_insn_data(insn, buf, len < 4 ? len : 4);
 		b->fixed += fixed_cost(buf, len);
+		if (len == 4 && (buf[0] | buf[1] << 8 | buf[2] << 16 | (uint32_t)buf[3] << 24) ==
+		    0x00502013)				/* span starts */
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, span_mark,
+							       QEMU_PLUGIN_CB_NO_REGS, (void *)1);
+		if (len == 4 && (buf[0] | buf[1] << 8 | buf[2] << 16 | (uint32_t)buf[3] << 24) ==
+		    0x00602013)				/* span stops */
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, span_mark,
+							       QEMU_PLUGIN_CB_NO_REGS, NULL);
 		if (loaded && reads(buf, len, loaded))
 			b->fixed += cfg.load_use;	/* waits for the load's data */
 		loaded = load_rd(buf, len);
@@ -450,6 +476,11 @@ static void at_exit(qemu_plugin_id_t id, void *p)
 		" load_use=%" PRIu64 " l1i=%u:%u l1d=%u:%u\n", cfg.dram, cfg.miss, cfg.wb,
 		cfg.mispredict, cfg.mul, cfg.div, cfg.trap, cfg.xret, cfg.load_use,
 		cfg.isets, cfg.iways, cfg.dsets, cfg.dways);
+	fprintf(f, "S %" PRIu64, spans);
+	for (i = 0; i < MAX_HARTS; i++)
+		if (harts[i].i.tag)
+			fprintf(f, " %" PRIu64, harts[i].span_stalled);
+	fprintf(f, "\n");
 	for (i = 0; i < MAX_HARTS; i++) {
 		struct hart *h = &harts[i];
 
