@@ -640,7 +640,7 @@ def exp_timing(run, quick):
     """The latency and CPU experiments again in the Rocket timing mode
     (caches, memory, branches, multiplies, traps cost a Rocket core's
     cycles), and the 64-byte latency at memory latencies over TIMING_DRAMS."""
-    sizes = [64, 1024] if quick else [64, 128, 256, 512, 1024]
+    sizes = [64] if quick else [64, 128, 256, 512, 1024]
     count = 100 if quick else 500
     drams = [TIMING_DRAM, 100] if quick else TIMING_DRAMS
     res = {"dram": TIMING_DRAM, "drams": drams, "sizes": sizes, "count": count,
@@ -648,7 +648,7 @@ def exp_timing(run, quick):
     # first (the command the runner repeats to check it): Linux's round trip
     # against an instant peer, the CPU experiment's base, in this mode
     progress("timing: Linux's round trip against an instant peer")
-    base_out = run.guest("timing", pingpong("", 64, 200), "echo:0",
+    base_out = run.guest("timing", pingpong("", 64, 100 if quick else 200), "echo:0",
                          qemu_extra=timing_extra(TIMING_DRAM))
     base_us = float(kv(base_out)["rtt_p50_us"])
     names, cmd, missing, variants, pkgs, add = latency_parts(sizes, count)
@@ -670,13 +670,15 @@ def exp_timing(run, quick):
     cpu_names = dict(CONTENDERS)
     if pmd_available():
         cpu_names["dpdk"] = None
-    ccount = 300 if quick else 2000
+    ccount = 200 if quick else 2000
+    # quick: Linux, Accio and DPDK only
+    cpu_list = (["linux", "accio", "accio-spin"] + (["dpdk"] if "dpdk" in cpu_names else [])
+                if quick else list(cpu_names) + list(variants))
     res["cpu"] = {"factor": 40, "count": ccount, "base_rtt_us": base_us,
-                  "contenders": list(cpu_names) + list(variants)}
+                  "contenders": cpu_list}
     res["cpu"]["rows"] = run.map(
         lambda name: cpu_point(run, so, (40, name), cpu_names, base_us, ccount,
-                               exp="timing", dram=TIMING_DRAM),
-        list(cpu_names) + list(variants))
+                               exp="timing", dram=TIMING_DRAM), cpu_list)
     return res
 
 
@@ -1005,8 +1007,22 @@ def plot_multiplex(res, path):
     _save(plt, fig, path)
 
 
+def plot_timing(res, path):
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    rows = [x for x in res["rows"] if x["size"] == 64]
+    for name in ("linux", "linux-busypoll", "accio", "accio-spin", "dpdk"):
+        pts = sorted((x["dram"], x["proc_p50_us"]) for x in rows if x["contender"] == name)
+        if pts:
+            ax.plot([d for d, _ in pts], [v for _, v in pts], "o-", color=COLORS.get(name),
+                    label=name)
+    _label(ax, "memory latency (core cycles)", "processing p50, 64 B (µs)",
+           "Rocket timing mode: latency against memory latency", fontsize=8)
+    _save(plt, fig, path)
+
+
 PLOTS = {"freq": plot_freq, "latency": plot_latency, "throughput": plot_throughput,
-         "cpu": plot_cpu, "multiplex": plot_multiplex}
+         "cpu": plot_cpu, "multiplex": plot_multiplex, "timing": plot_timing}
 
 
 # ---- the report ----------------------------------------------------------------

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NAMES = ["freq", "latency", "throughput", "cpu", "multiplex", "breakdown"]
+NAMES = ["freq", "latency", "throughput", "cpu", "multiplex", "breakdown", "timing"]
 # DPDK with the NIC's own poll-mode driver was built (make image; eval/experiments.py)
 PMD = os.path.exists(os.path.join(ROOT, "build", "apps", "dpdk-pmd", "opt", "dpdk", "lib",
                                   "accio", "librte_net_accio.so"))
@@ -24,7 +24,7 @@ def quick(tmp_path_factory):
                        cwd=ROOT, capture_output=True, text=True, timeout=1500)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     # progress is shown while it runs
-    assert "[eval]" in r.stderr and "experiment 6/6: breakdown" in r.stderr
+    assert "[eval]" in r.stderr and "experiment 6/7: breakdown" in r.stderr
     res = {n: json.load(open(out / f"{n}.json")) for n in NAMES}
     return out, res, (out / "REPORT.md").read_text()
 
@@ -48,7 +48,8 @@ def test_every_experiment_has_results_plot_and_report_section(quick):
         assert conf["qemu"].startswith("qemu-system-riscv64-") and conf["kernel"]
     for title in ("8.2 Frequency scaling", "8.3 Processing latency", "8.4 Throughput",
                   "8.5 CPU utilization", "8.6 Connection multiplexing",
-                  "Beyond the paper: where a round trip's instructions go"):
+                  "Beyond the paper: where a round trip's instructions go",
+                  "Beyond the paper: on a Rocket core's time (caches, memory, traps)"):
         assert f"## {title}" in report
     # paper vs here, and missing contenders said so
     assert report.count("| | paper | here | verdict |") >= 3
@@ -62,7 +63,7 @@ def test_every_experiment_has_results_plot_and_report_section(quick):
 
 def test_deterministic_runs_repeat_exactly(quick):
     _, res, report = quick
-    for n in ("freq", "latency", "throughput", "cpu", "multiplex"):
+    for n in ("freq", "latency", "throughput", "cpu", "multiplex", "timing"):
         rep = res[n]["repeatability"]
         assert rep["identical"] and rep["sha256"][0] == rep["sha256"][1], n
     assert "| NO |" not in report
@@ -111,6 +112,30 @@ def test_the_evaluation_refuses_a_dirty_tree():
     assert r.returncode != 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert "uncommitted changes" in r.stderr and "eval/uncommitted-probe.txt" in r.stderr
     assert "ALLOW_DIRTY=1" in r.stderr and "experiment 1/" not in r.stderr
+
+
+def test_rocket_timing_beside_instruction_time(quick):
+    _, res, report = quick
+    t = res["timing"]
+    assert t["drams"] == [30, 100] and t["dram"] == 30
+    plain = {r["contender"]: r["proc_p50_us"] for r in rows(res, "latency", size=64)}
+    for d in t["drams"]:
+        got = {r["contender"]: r["proc_p50_us"] for r in rows(res, "timing", size=64, dram=d)}
+        # every contender of the latency experiment, in the timing mode too
+        assert set(got) == set(plain), (d, got.keys())
+        # caches and memory cost time, Linux's longer path most
+        assert got["linux"] > 2 * plain["linux"], (d, got, plain)
+        assert got["accio"] < got["linux"] / 10, (d, got)
+    slow = {r["contender"]: r["proc_p50_us"] for r in rows(res, "timing", size=64, dram=100)}
+    fast = {r["contender"]: r["proc_p50_us"] for r in rows(res, "timing", size=64, dram=30)}
+    assert slow["linux"] > fast["linux"], (slow, fast)
+    # CPU at 40x in the timing mode: its stalls count as busy, so the
+    # pollers stay near 100 % and Accio blocking below Linux
+    cpu = {r["contender"]: r["cpu_busy_pct"] for r in t["cpu"]["rows"]}
+    assert cpu["accio-spin"] > 90 and cpu["accio"] < cpu["linux"], cpu
+    # the report: both time models side by side, the ratios over the range
+    assert "| Rocket, dram 100 |" in report and "| instruction time |" in report
+    assert "Over memory latencies 30..100 cycles: Accio vs the best Linux 1/" in report
 
 
 def test_figures_are_sane(quick):
