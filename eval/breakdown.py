@@ -4,7 +4,8 @@ client's side of a UDP ping-pong, on Linux sockets and through Accio.
 
 usage: python3 eval/breakdown.py [--count N] [--size B] [--modes LIST]
                                  [--hart N] [--peer host|wire[:NS]]
-                                 [--multi T] [--top K] [--json FILE] [--plot FILE]
+                                 [--multi T] [--timing DRAM] [--top K]
+                                 [--json FILE] [--plot FILE]
 
 Each mode boots the SoC once in deterministic virtual time (icount shift 4,
 16 ns per instruction) with the accio_prof TCG plugin (eval/prof/), which
@@ -21,6 +22,11 @@ stage; user addresses through the client's own memory map (udp_pingpong -M)
 and the symbols of the files in build/rootfs; M-mode addresses are the
 firmware (OpenSBI). Uncached loads and stores (device registers) are
 counted separately, per device: on silicon each is a bus round trip.
+
+--timing DRAM: the same in the Rocket timing mode (hardware/timing), memory
+DRAM cycles away: the timing plugin adds the cycles it stalled each
+address (cache misses, load-use, branches, multiplies, traps) inside the
+same windows, so every figure is then cycles, not instructions.
 
 --hart N pins the client to hart N in every mode. Where the client runs
 matters to Linux sockets: the NIC's interrupt is taken on hart 0, so a
@@ -397,9 +403,46 @@ def dpdk_command(count, size, port, hart):
             f"{PMD_EAL} -- -s 10.0.2.2 -l 10.0.2.15 -p {port} -q -W -M -n {count} -m {size}")
 
 
-def profile(mode, count, size, so, hart=None, cmdline="", peer=None):
+def timing_args(timing, tmp, attrib):
+    """The Rocket timing mode's QEMU arguments (timing: its memory latency in
+    cycles, or None) with stall cycles per address, and the file they go to."""
+    if timing is None:
+        return [], None
+    out = os.path.join(tmp, "timing")
+    return accio.timing_qemu_args(f"rocket:dram={timing},attrib={attrib},out={out}"), out
+
+
+def with_stalls(counts, timing):
+    """accio_prof's counts with the timing plugin's stall cycles (its "A"
+    lines) added to each address: cycles where there were instructions."""
+    add = {}
+    for line in timing.splitlines():
+        f = line.split()
+        if f and f[0] == "A":
+            add[int(f[1], 16)] = [int(x) for x in f[2:]]
+    out, nharts = [], 0
+    for line in counts.splitlines():
+        f = line.split()
+        if f and f[0] == "W":
+            nharts = int(f[3])
+        if f and f[0] == "I":
+            extra = add.pop(int(f[1], 16), None)
+            if extra:
+                c = [int(x) for x in f[2:]]
+                c = [x + (extra[i] if i < len(extra) else 0) for i, x in enumerate(c)]
+                line = " ".join([f[0], f[1]] + [str(x) for x in c])
+        out.append(line)
+    for a, c in add.items():      # stalls where no instruction counted
+        c = (c + [0] * nharts)[:max(nharts, len(c))]
+        out.append(f"I {a:x} " + " ".join(str(x) for x in c))
+    return "\n".join(out)
+
+
+def profile(mode, count, size, so, hart=None, cmdline="", peer=None, timing=None):
     """peer: None for the host's echo server (real time), or the wire peer's
-    service time in ns (the NIC model answers on the virtual clock)."""
+    service time in ns (the NIC model answers on the virtual clock).
+    timing: in the Rocket timing mode with memory this many cycles away: the
+    counts are then cycles (instructions and stalls)."""
     if mode == "dpdk" and not pmd_available():
         sys.exit(f"breakdown: dpdk: {PMD_TREE} was not built (make image)")
     with tempfile.TemporaryDirectory(prefix="accio-prof-") as tmp, \
@@ -416,18 +459,21 @@ def profile(mode, count, size, so, hart=None, cmdline="", peer=None):
         if mode == "dpdk":
             cmd = dpdk_command(count, size, port, hart)
             extra = {"pkgs": PMD_PKGS, "add": [(PMD_TREE, "/opt/dpdk")]}
+        targs, tout = timing_args(timing, tmp, "window")
         r = accio.run(cmd, icount=4, wire=wire, timeout=1200, cmdline_extra=cmdline,
-                      qemu_extra=["-plugin", f"{so},out={counts},mmio=on"], **extra)
+                      qemu_extra=["-plugin", f"{so},out={counts},mmio=on"] + targs, **extra)
         if r.rc != 0:
             sys.exit(f"breakdown: {mode} run failed:\n{r.output[-3000:]}")
         text = open(counts).read()
+        if tout:
+            text = with_stalls(text, open(tout).read())
     return r.output, text
 
 
 ICT_SYSFS = "/sys/bus/platform/drivers/accio-uncore/11000000.accio"
 
 
-def profile_multi(mode, t, count, size, so, peer):
+def profile_multi(mode, t, count, size, so, peer, timing=None):
     """One run of T clients x COUNT round trips under udp_multi -W: its
     output and the plugin's counts (by span)."""
     with tempfile.TemporaryDirectory(prefix="accio-prof-") as tmp:
@@ -435,11 +481,15 @@ def profile_multi(mode, t, count, size, so, peer):
         cmd = (f"cat {ICT_SYSFS}/installs > /tmp/i0; {MODES[mode]} udp_multi -W -T {t} "
                f"-o /tmp/pp -n {count} -m {size} -p 7 -t 1000 {MODE_ARGS.get(mode, '')}; "
                f"echo rc=$?; echo installs=$(( $(cat {ICT_SYSFS}/installs) - $(cat /tmp/i0) ))")
+        targs, tout = timing_args(timing, tmp, "span")
         r = accio.run(cmd, icount=4, wire=f"echo:{peer}", timeout=3000,
-                      qemu_extra=["-plugin", f"{so},out={counts},mmio=on,by=span"])
+                      qemu_extra=["-plugin", f"{so},out={counts},mmio=on,by=span"] + targs)
         if r.rc != 0 or "rc=0" not in r.output or "span_us=" not in r.output:
             sys.exit(f"breakdown: {mode} x {t} clients failed:\n{r.output[-3000:]}")
-        return r.output, open(counts).read()
+        text = open(counts).read()
+        if tout:
+            text = with_stalls(text, open(tout).read())
+        return r.output, text
 
 
 def subtract(short, full, rts):
@@ -468,12 +518,12 @@ def subtract(short, full, rts):
     return "\n".join(lines), [y - x for x, y in zip(sa, sb)]
 
 
-def multi(mode, t, count, size, so, peer, kfiles, ksyms):
+def multi(mode, t, count, size, so, peer, kfiles, ksyms, timing=None):
     short = max(1, count // 4)
     runs = []
     for n in (short, count):
         print(f"[breakdown] {mode}: {t} clients x {n} round trips", file=sys.stderr)
-        out, counts = profile_multi(mode, t, n, size, so, peer)
+        out, counts = profile_multi(mode, t, n, size, so, peer, timing)
         kv = dict(re.findall(r"^(\w+)=(\S+)$", out, re.M))
         runs.append((out, counts, kv))
     rts = t * (count - short)
@@ -561,16 +611,17 @@ def classify(a, kfiles, ksyms, umap, by_priv, n):
 
 # ---- reporting -------------------------------------------------------------
 
-def report(res, top):
+def report(res, top, timing=None):
     modes = list(res)
-    print(f"| stage (instructions per round trip) | " + " | ".join(modes) + " |")
+    unit = "instructions" if timing is None else f"cycles, Rocket timing, dram {timing}"
+    print(f"| stage ({unit} per round trip) | " + " | ".join(modes) + " |")
     print("|---|" + "---:|" * len(modes))
     for s in STAGES:
         if any(res[m]["stages"][s] >= 0.5 for m in modes):
             print(f"| {s} | " + " | ".join(f"{res[m]['stages'][s]:.0f}" for m in modes) + " |")
     print("| **total** | " + " | ".join(f"**{res[m]['instructions_per_round_trip']:.0f}**"
                                          for m in modes) + " |")
-    print("| = µs at 16 ns/instruction | " + " | ".join(
+    print("| = µs at 16 ns a cycle | " + " | ".join(
         f"{res[m]['instructions_per_round_trip'] * NS_PER_INSN / 1000:.1f}" for m in modes) + " |")
     if all("multi" in res[m] for m in modes):
         print("| round trips per second (virtual) | " + " | ".join(
@@ -593,12 +644,12 @@ def report(res, top):
     print("| per hart | " + " | ".join(
         " / ".join(f"{x:.0f}" for x in res[m]["by_hart"]) for m in modes) + " |")
     for m in modes:
-        print(f"\n{m}: top functions (instructions per round trip)\n")
-        print("| function | stage | instr |")
+        print(f"\n{m}: top functions ({unit} per round trip)\n")
+        print("| function | stage | " + ("instr" if timing is None else "cycles") + " |")
         print("|---|---|---:|")
         for v, st, n in res[m]["top"][:top]:
             print(f"| {n} | {st} | {v:.0f} |")
-        print(f"\n{m}: stages by hart (instructions per round trip)\n")
+        print(f"\n{m}: stages by hart ({unit} per round trip)\n")
         for h, d in res[m]["by_hart_stage"].items():
             print(f"- hart {h}: " + ", ".join(f"{k} {v:.0f}" for k, v in
                                               sorted(d.items(), key=lambda kv: -kv[1]) if v >= 1))
@@ -652,6 +703,10 @@ def main():
     ap.add_argument("--multi", type=int, metavar="T",
                     help="T concurrent clients (udp_multi): every hart's instructions per "
                     "round trip in the steady state, two runs subtracted (see above)")
+    ap.add_argument("--timing", type=int, metavar="DRAM",
+                    help="in the Rocket timing mode (hardware/timing), memory DRAM cycles "
+                    "away: every count is then cycles (instructions and the stalls the "
+                    "timing model charged at each address)")
     ap.add_argument("--json")
     ap.add_argument("--plot")
     a = ap.parse_args()
@@ -677,15 +732,17 @@ def main():
         if a.multi:
             if mode in ("dpdk", "raw", "zc"):
                 sys.exit(f"breakdown: --multi: mode {mode} is a single client's")
-            res[mode] = multi(mode, a.multi, a.count, a.size, so, peer, kfiles, ksyms)
+            res[mode] = multi(mode, a.multi, a.count, a.size, so, peer, kfiles, ksyms,
+                              a.timing)
             continue
         print(f"[breakdown] {mode}: {a.count} round trips of {a.size} B", file=sys.stderr)
-        output, counts = profile(mode, a.count, a.size, so, a.hart, peer=peer)
+        output, counts = profile(mode, a.count, a.size, so, a.hart, peer=peer, timing=a.timing)
         res[mode] = analyse(output, counts, kfiles, ksyms)
-    report(res, a.top)
+    report(res, a.top, a.timing)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"count": a.count, "size": a.size, "icount_shift": 4, "hart": a.hart,
+                       "timing_dram": a.timing,
                        "multi": a.multi,
                        "peer": "host" if peer is None else f"wire:{peer}",
                        "rr_timeslice": accio.RR_TIMESLICE, "results": res},

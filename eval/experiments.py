@@ -665,6 +665,25 @@ def exp_timing(run, quick):
 
     rows = run.map(latency_at, drams)
     res["rows"] = [x for part in rows for x in part]
+    # where the cycles go: the breakdown in the timing mode
+    bcount = 40 if quick else 300
+    bmodes = "linux,accio" if quick else "linux,busypoll,accio,spin" + (
+        ",dpdk" if pmd_available() else "")
+    progress(f"timing: breakdown in cycles, {bcount} round trips per mode")
+    with tempfile.TemporaryDirectory(prefix="accio-timing-") as tmp:
+        js = os.path.join(tmp, "b.json")
+        b = run.command("timing", [sys.executable, os.path.join(ROOT, "eval", "breakdown.py"),
+                                   "--count", str(bcount), "--hart", str(HART), "--modes", bmodes,
+                                   "--peer", f"wire:{PEER_NS}", "--timing", str(TIMING_DRAM),
+                                   "--json", js])
+        if b.returncode != 0:
+            raise SystemExit("eval timing: breakdown failed:\n" + b.stdout[-2000:]
+                             + b.stderr[-2000:])
+        with open(js) as f:
+            bj = json.load(f)["results"]
+    res["breakdown"] = {"count": bcount, "modes": bmodes.split(","),
+                        "cycles": {m: v["instructions_per_round_trip"] for m, v in bj.items()},
+                        "stages": {m: v["stages"] for m, v in bj.items()}}
     # CPU at 40x: every contender, Linux in each configuration
     so = breakdown.plugin()
     cpu_names = dict(CONTENDERS)
@@ -894,6 +913,7 @@ def exp_breakdown(run, quick, outdir):
         b = json.load(f)
     return {"count": count, "peer_ns": PEER_NS, "table": r.stdout.split("\n\n")[0],
             "totals": {m: v["instructions_per_round_trip"] for m, v in b["results"].items()},
+            "stages": {m: v["stages"] for m, v in b["results"].items()},
             "plot_written": True}
 
 
@@ -1444,6 +1464,29 @@ def report_timing(r, results=None):
                 + (f" (instruction time: 1/{table[0][1]['best']:.1f}"
                    + (f", {table[0][1]['dpdk']:.2f}x" if table[0][1]["dpdk"] else "") + ")"
                    if plain_lat else "") + "."]
+    bd = r.get("breakdown")
+    if bd:
+        instr = results.get("breakdown", {}).get("stages", {})
+        modes = bd["modes"]
+        out += ["", f"Where a round trip's cycles go (`eval/breakdown.py --timing {d0}`, "
+                f"{bd['count']} round trips per mode): cycles per stage in the timing mode, "
+                "and beside them the instructions of the breakdown section where it ran the "
+                "same mode (cycles over instructions: the stage's CPI; the two are separate runs, "
+                "so a stage the longer timing-mode windows catch more often, such as a "
+                "tick, shows a CPI that is not one):", "",
+                "| stage | " + " | ".join(f"{m}: cycles (instructions, CPI)" for m in modes)
+                + " |", "|---|" + "---:|" * len(modes)]
+        stages = [st for st in bd["stages"][modes[0]]
+                  if any(bd["stages"][m].get(st, 0) >= 0.5 for m in modes)]
+        for st in stages + ["total"]:
+            cells = []
+            for m in modes:
+                cyc = (bd["cycles"][m] if st == "total" else bd["stages"][m].get(st, 0))
+                ins = (sum(instr[m].values()) if st == "total" else instr[m].get(st, 0)) \
+                    if m in instr else None
+                cells.append(f"{cyc:,.0f}" + (f" ({ins:,.0f}, {cyc / ins:.1f})" if ins
+                                              else ""))
+            out.append(f"| {'**total**' if st == 'total' else st} | " + " | ".join(cells) + " |")
     c = r.get("cpu")
     if c:
         out += ["", f"CPU busy at 40x slowdown (the client's hart; stalls count as busy), "

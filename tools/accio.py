@@ -156,7 +156,7 @@ def timing_plugin():
         os.makedirs(os.path.dirname(out), exist_ok=True)
         glib = subprocess.run(["pkg-config", "--cflags", "glib-2.0"], capture_output=True,
                               text=True, check=True).stdout.split()
-        tmp = f"{out}.{os.getpid()}.tmp"
+        tmp = f"{out}.{os.getpid()}.{threading.get_ident()}.tmp"
         subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-shared", "-fPIC", *glib,
                         "-I", hdr_dir, "-o", tmp, src], check=True)
         os.replace(tmp, out)
@@ -213,7 +213,9 @@ def device_defaults(dev):
 
 def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
                  interactive=False, cmdline_extra="", fwd_udp=(), qmp=None, mac=GUEST_MAC,
-                 pcap=None, seed=None):
+                 pcap=None, seed=None, timing=True):
+    """timing: the Rocket timing mode of ACCIO_TIMING, unless False (the
+    caller gives its own in its QEMU arguments)."""
     a = artefacts()
     # Boot messages go to the console in full: run() keeps them in the log
     # (a boot that stops shows where); the guest's init quiets the console
@@ -240,7 +242,7 @@ def qemu_cmdline(smp=4, mem="1G", icount=None, wire="user", initrd=None,
         # runs next, at most ACCIO_ICOUNT_SKEW_NS ahead of any other
         # running hart, and a hart alone runs at most ACCIO_RR_TIMESLICE
         # instructions in a turn (QEMU patches 0003, 0004, 0010).
-        cmd += timing_qemu_args()
+        cmd += timing_qemu_args() if timing else []
         cmd += ["-icount", f"shift={icount},sleep=off",
                 "-seed", str(SEED if seed is None else seed),
                 "-rtc", "base=2026-01-01T00:00:00,clock=vm",
@@ -687,7 +689,9 @@ class Session:
         qmp_path = os.path.join(self.tmp, "qmp.sock")
         self.cmd = qemu_cmdline(smp, mem, icount, wire, self.script, False, cmdline_extra,
                                 fwd_udp, qmp=qmp_path, mac=mac, pcap=pcap,
-                                seed=seed) + list(qemu_extra)
+                                seed=seed,
+                                timing=not any("rocket_timing" in str(x) for x in qemu_extra)) \
+            + list(qemu_extra)
         self.t0 = time.monotonic()
         # unique among the sessions of this process (threads may start several)
         self.stamp = time.strftime("%Y%m%d-%H%M%S") + \

@@ -33,7 +33,10 @@
  * invalidations, traps, branches, mispredicted branches; one line
  * "H <hart> <name>=<value> ..."; and "S <spans> <stall cycles hart 0> ..."
  * while spans were open: eval/prof's marks "slti x0, x0, 5" and "6", nested,
- * so that a CPU busy share counts the stalls of its measurement).
+ * so that a CPU busy share counts the stalls of its measurement);
+ * attrib=window|span adds "A <vaddr> <stall cycles hart 0> ..." per
+ * instruction address, while eval/prof's windows (or spans) are open
+ * (eval/breakdown.py --timing: a round trip's cycles per stage).
  *
  * Blocks end at every branch and jump, so the plugin learns a branch's
  * outcome and a trap from where the next block starts. A block cut short
@@ -95,6 +98,33 @@ static GMutex dma_lock;
 /* spans (eval/prof's marks "slti x0, x0, 5" and "6"): nested, for all harts */
 static int span_depth;
 static uint64_t spans;
+/*
+ * attrib=window|span: the stall cycles per instruction address while
+ * eval/prof's windows (marks 1 open, 2 close, 3 pause, 4 resume) or spans
+ * are open, the same windows accio_prof counts instructions in, so that
+ * eval/breakdown.py adds them up to cycles per stage
+ */
+enum { ATTRIB_NONE, ATTRIB_WINDOW, ATTRIB_SPAN };
+static int attrib, in_window, counting;
+static GHashTable *by_addr;	/* vaddr -> uint64_t[MAX_HARTS] */
+static unsigned int nharts;
+
+static void attribute(unsigned int vcpu, uint64_t vaddr, uint64_t cycles)
+{
+	uint64_t *c;
+
+	if (!counting || !cycles)
+		return;
+	c = g_hash_table_lookup(by_addr, &vaddr);
+	if (!c) {
+		uint64_t *key = g_new(uint64_t, 1);
+
+		*key = vaddr;
+		c = g_new0(uint64_t, MAX_HARTS);
+		g_hash_table_insert(by_addr, key, c);
+	}
+	c[vcpu % MAX_HARTS] += cycles;
+}
 
 static void cache_init(struct cache *c, unsigned int sets, unsigned int ways, uint32_t seed)
 {
@@ -217,13 +247,20 @@ static void block_exec(unsigned int vcpu, void *udata)
 {
 	struct hart *h = &harts[vcpu % MAX_HARTS];
 	const struct block *b = udata;
-	uint64_t cost = b->fixed;
+	uint64_t cost = b->fixed, end = 0;
 	uint32_t k;
 
-	if (h->last)
-		cost += block_end(h, h->last, b->pc);
+	if (h->last) {
+		uint64_t traps = h->traps;
+
+		end = block_end(h, h->last, b->pc);
+		/* a trap's entry counts at the handler, a branch's at the branch */
+		attribute(vcpu, h->traps != traps ? b->pc : h->last->branch, end);
+	}
 	for (k = 0; k < b->nlines; k++)
 		cost += cache_access(&h->i, b->lines[k], 0);
+	attribute(vcpu, b->pc, cost);
+	cost += end;
 	h->last = b;
 	h->blocks++;
 	h->insns += b->insns;
@@ -231,7 +268,7 @@ static void block_exec(unsigned int vcpu, void *udata)
 }
 
 static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
-		       uint64_t vaddr, void *udata)
+		       uint64_t vaddr, void *udata)	/* udata: the instruction's address */
 {
 	struct hart *h = &harts[vcpu % MAX_HARTS];
 	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
@@ -245,6 +282,7 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	cost = cache_access(&h->d, pa >> LINE_SHIFT, store);
 	if ((pa + size - 1) >> LINE_SHIFT != pa >> LINE_SHIFT)
 		cost += cache_access(&h->d, (pa + size - 1) >> LINE_SHIFT, store);
+	attribute(vcpu, (uintptr_t)udata, cost);
 	stall(h, cost);
 }
 
@@ -397,13 +435,37 @@ static int reads(const uint8_t *p, size_t len, unsigned int r)
 	       r == (w >> 20 & 31);
 }
 
-static void span_mark(unsigned int vcpu, void *udata)
+static void mark(unsigned int vcpu, void *udata)
 {
-	if (udata) {
+	switch ((uintptr_t)udata) {
+	case 1:				/* window opens */
+		in_window = 1;
+		counting |= attrib == ATTRIB_WINDOW;
+		break;
+	case 2:				/* closes */
+		in_window = 0;
+		if (attrib == ATTRIB_WINDOW)
+			counting = 0;
+		break;
+	case 3:				/* pause */
+		if (attrib == ATTRIB_WINDOW)
+			counting = 0;
+		break;
+	case 4:				/* resume */
+		if (attrib == ATTRIB_WINDOW)
+			counting = in_window;
+		break;
+	case 5:				/* span starts */
 		if (!span_depth++)
 			spans++;
-	} else if (span_depth > 0) {
-		span_depth--;
+		counting |= attrib == ATTRIB_SPAN;
+		break;
+	case 6:				/* stops */
+		if (span_depth > 0)
+			span_depth--;
+		if (attrib == ATTRIB_SPAN)
+			counting = span_depth > 0;
+		break;
 	}
 }
 
@@ -427,14 +489,14 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		memset(buf, 0, sizeof(buf));
 		qemu_plugin_insn_data(insn, buf, len < 4 ? len : 4);
 		b->fixed += fixed_cost(buf, len);
-		if (len == 4 && (buf[0] | buf[1] << 8 | buf[2] << 16 | (uint32_t)buf[3] << 24) ==
-		    0x00502013)				/* span starts */
-			qemu_plugin_register_vcpu_insn_exec_cb(insn, span_mark,
-							       QEMU_PLUGIN_CB_NO_REGS, (void *)1);
-		if (len == 4 && (buf[0] | buf[1] << 8 | buf[2] << 16 | (uint32_t)buf[3] << 24) ==
-		    0x00602013)				/* span stops */
-			qemu_plugin_register_vcpu_insn_exec_cb(insn, span_mark,
-							       QEMU_PLUGIN_CB_NO_REGS, NULL);
+		if (len == 4) {
+			uint32_t w = buf[0] | buf[1] << 8 | buf[2] << 16 | (uint32_t)buf[3] << 24;
+
+			/* eval/prof's marks: slti x0, x0, 1..6 */
+			if ((w & 0xfffff) == 0x02013 && (w >> 20) >= 1 && (w >> 20) <= 6)
+				qemu_plugin_register_vcpu_insn_exec_cb(insn, mark,
+					QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)(w >> 20));
+		}
 		if (loaded && reads(buf, len, loaded))
 			b->fixed += cfg.load_use;	/* waits for the load's data */
 		loaded = load_rd(buf, len);
@@ -447,7 +509,7 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			decode(b, pc, buf, len);
 		}
 		qemu_plugin_register_vcpu_mem_cb(insn, mem_access, QEMU_PLUGIN_CB_NO_REGS,
-						 QEMU_PLUGIN_MEM_RW, NULL);
+						 QEMU_PLUGIN_MEM_RW, (void *)(uintptr_t)pc);
 	}
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, block_exec, QEMU_PLUGIN_CB_NO_REGS, b);
 }
@@ -456,6 +518,8 @@ static void vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 {
 	struct hart *h = &harts[vcpu % MAX_HARTS];
 
+	if (vcpu + 1 > nharts)
+		nharts = vcpu + 1;
 	cache_init(&h->i, cfg.isets, cfg.iways, 1);
 	cache_init(&h->d, cfg.dsets, cfg.dways, 1);
 	memset(h->bht, 1, sizeof(h->bht));	/* weakly not taken */
@@ -493,6 +557,21 @@ static void at_exit(qemu_plugin_id_t id, void *p)
 			i, h->blocks, h->insns, h->stalled, h->i.accesses, h->i.misses,
 			h->d.accesses, h->d.misses, h->d.writebacks, h->d.invalidated,
 			h->traps, h->branches, h->mispredicts);
+	}
+	if (attrib != ATTRIB_NONE) {
+		GHashTableIter it;
+		gpointer key, val;
+
+		g_hash_table_iter_init(&it, by_addr);
+		while (g_hash_table_iter_next(&it, &key, &val)) {
+			uint64_t *c = val;
+			unsigned int k;
+
+			fprintf(f, "A %" PRIx64, *(uint64_t *)key);
+			for (k = 0; k < nharts; k++)
+				fprintf(f, " %" PRIu64, c[k]);
+			fprintf(f, "\n");
+		}
 	}
 	fclose(f);
 }
@@ -546,7 +625,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			done = geometry(eq + 1, &cfg.isets, &cfg.iways) ? -1 : 1;
 		else if (!strcmp(argv[i], "l1d"))
 			done = geometry(eq + 1, &cfg.dsets, &cfg.dways) ? -1 : 1;
-		else if (!strcmp(argv[i], "out")) {
+		else if (!strcmp(argv[i], "attrib")) {
+			attrib = !strcmp(eq + 1, "window") ? ATTRIB_WINDOW :
+				 !strcmp(eq + 1, "span") ? ATTRIB_SPAN : -1;
+			done = attrib < 0 ? -1 : 1;
+		} else if (!strcmp(argv[i], "out")) {
 			cfg.out = g_strdup(eq + 1);
 			done = 1;
 		}
@@ -561,6 +644,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		return -1;
 	}
 	g_mutex_init(&dma_lock);
+	by_addr = g_hash_table_new(g_int64_hash, g_int64_equal);
 	qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_dma_write_cb(id, dma_write);

@@ -133,6 +133,11 @@ def test_rocket_timing_beside_instruction_time(quick):
     # pollers stay near 100 % and Accio blocking below Linux
     cpu = {r["contender"]: r["cpu_busy_pct"] for r in t["cpu"]["rows"]}
     assert cpu["accio-spin"] > 90 and cpu["accio"] < cpu["linux"], cpu
+    # where the cycles go: more cycles than instructions in every mode,
+    # Linux's path at a higher CPI than Accio's
+    bd, ins = t["breakdown"], res["breakdown"]["totals"]
+    cpi = {m: bd["cycles"][m] / ins[m] for m in bd["modes"]}
+    assert all(c > 1.2 for c in cpi.values()) and cpi["linux"] > cpi["accio"], cpi
     # the report: both time models side by side, the ratios over the range
     assert "| Rocket, dram 100 |" in report and "| instruction time |" in report
     assert "Over memory latencies 30..100 cycles: Accio vs the best Linux 1/" in report
