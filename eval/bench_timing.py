@@ -10,7 +10,8 @@ usage: python3 eval/bench_timing.py [--json FILE] [--dram 20,30,60,100]
    data-dependent branch) on the RTL SoC (build/soc/soc-sim1 with the
    harness's DRAM --dram-latency N cycles late) and on QEMU's virt machine
    (bare metal, -icount shift 4) in the timing mode with dram=N: cycles per
-   operation on both, and the error. The same program in plain icount
+   operation on both, and the error (also uncached stores and a software
+   interrupt's round trip). The same program in plain icount
    (every instruction one cycle) is the third column.
 2. The ping-pong on Linux: udp_pingpong 64 B, Linux sockets and Accio
    (blocking), processing time p50 from the NIC's stamps, in plain icount
@@ -39,6 +40,8 @@ BENCHES = [
     ("chase_mem", "dependent loads, one per line, 512 KiB (L1 misses)"),
     ("copy_l1", "8-byte words copied, 4 KiB to 4 KiB in L1"),
     ("load_io", "uncached loads of an uncore register, in a loop"),
+    ("store_io", "uncached stores to an uncore register, in a loop"),
+    ("irq", "software interrupt: the CLINT store, a handler that clears it, mret"),
     ("trap", "ecall to a machine-mode handler and mret"),
     ("mul", "dependent 64-bit multiplies"),
     ("div", "dependent 64-bit divides"),

@@ -1415,9 +1415,10 @@ def report_timing(r, results=None):
            f"`ACCIO_TIMING=rocket:dram={d0}`): each hart also waits what a Rocket core of the "
            f"RTL SoC waits: 16 KiB L1 caches (misses {d0} + 14 cycles), lines the NIC's and "
            "the uncore's DMA wrote read from memory, load-use, mispredicted branches, "
-           "multiplies, divides, traps. Its costs are fitted to the RTL SoC by "
+           "multiplies, divides, traps and interrupts, uncached loads at 12 cycles and "
+           "an uncached store holding the next device access for 13. Its costs are fitted to the RTL SoC by "
            "`eval/bench_timing.py` (eval/results/timing.md: within 10 % of the RTL on every "
-           "microbenchmark but uncached loads in a loop, 13 %). "
+           "microbenchmark). "
            f"{r['count']} round trips per point; the instruction-time figures are the "
            "latency experiment's (2,000 round trips). 64 B also at other memory latencies "
            f"({', '.join(str(d) for d in r['drams'])} cycles).", "",

@@ -20,14 +20,18 @@
  *   - multiply and divide: mul and div cycles more than one; a load's
  *     result used by the next instruction: load_use;
  *   - a trap or an interrupt (the hart goes somewhere its last block could
- *     not lead) and mret/sret: trap and xret cycles (the pipeline's flush);
+ *     not lead) and mret/sret: trap and xret cycles (the pipeline's flush),
+ *     irq more when it was not the block's own ecall or ebreak;
  *   - uncached device accesses cost what the device charges (the uncore's
- *     load-cycles and store-cycles); the plugin adds nothing to them.
+ *     load-cycles and store-cycles), and one waits while the last uncached
+ *     store is still in flight (io_store cycles after it issued): Rocket
+ *     has one uncached access in flight.
  *
  * Arguments (all optional, cycles; the defaults are the RTL SoC's, fitted
  * by eval/bench_timing.py): dram=30 miss=14 wb=8 mispredict=3 mul=8 div=64
- * trap=6 xret=5 load_use=1 (an instruction that reads the register the load
- * just before it wrote), l1i=SETS:WAYS and l1d=SETS:WAYS (64:4 each),
+ * trap=6 irq=4 xret=5 io_store=13 load_use=1 (an instruction that reads
+ * the register the load just before it wrote), l1i=SETS:WAYS and
+ * l1d=SETS:WAYS (64:4 each),
  * out=FILE (per hart at exit: blocks, instructions, stall cycles,
  * I-cache and D-cache accesses and misses, write-backs, DMA
  * invalidations, traps, branches, mispredicted branches; one line
@@ -59,7 +63,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define MAX_LINES	32
 #define BHT_ENTRIES	512
 
-enum { END_NONE, END_COND, END_JAL, END_INDIRECT, END_XRET };
+enum { END_NONE, END_COND, END_JAL, END_INDIRECT, END_XRET, END_ECALL };
 
 struct cache {
 	unsigned int sets, ways;
@@ -76,7 +80,18 @@ struct block {
 	uint32_t insns, fixed;	/* fixed: mul/div and load-use cycles, every run */
 	uint32_t nlines;
 	uint64_t lines[MAX_LINES];
+	uint64_t *pcs;		/* each instruction's address */
 };
+
+/* how many of block b's instructions come before pc */
+static uint32_t insns_before(const struct block *b, uint64_t pc)
+{
+	uint32_t k = 0;
+
+	while (k < b->insns && b->pcs[k] < pc)
+		k++;
+	return k;
+}
 
 struct hart {
 	struct cache i, d;
@@ -84,14 +99,25 @@ struct hart {
 	uint64_t debt;		/* stall not yet charged (the turn ran out) */
 	uint64_t blocks, insns, stalled, traps, branches, mispredicts;
 	uint64_t span_stalled;	/* stalled while a span was open */
+	uint64_t clock;		/* cycles to the current block's start, and stalls */
+	uint32_t block_insns;	/* the current block's instructions */
+	uint64_t io_busy;	/* the clock until which the last uncached store
+				 * holds the core's one path to devices */
+	uint64_t io_waited;
 	uint8_t bht[BHT_ENTRIES];
 };
 
 static struct {
-	uint64_t dram, miss, wb, mispredict, mul, div, trap, xret, load_use;
+	uint64_t dram, miss, wb, mispredict, mul, div, trap, xret, load_use, io_store, irq;
 	unsigned int isets, iways, dsets, dways;
 	char *out;
-} cfg = { 30, 14, 8, 3, 8, 64, 6, 5, 1, 64, 4, 64, 4, NULL };
+} cfg = { 30, 14, 8, 3, 8, 64, 6, 5, 1, 13, 4, 64, 4, 64, 4, NULL };
+
+/* a load or store instruction: where it is, and its place in its block */
+struct site {
+	uint64_t pc;
+	uint32_t index;
+};
 
 static struct hart harts[MAX_HARTS];
 static GMutex dma_lock;
@@ -196,6 +222,7 @@ static void stall(struct hart *h, uint64_t cycles)
 	got = qemu_plugin_icount_stall(want);
 	h->debt = want - got;
 	h->stalled += got;
+	h->clock += cycles;
 	if (span_depth > 0)
 		h->span_stalled += got;
 }
@@ -240,7 +267,9 @@ static uint64_t block_end(struct hart *h, const struct block *b, uint64_t pc)
 	if (inside)
 		return 0;	/* the block restarts after a device access */
 	h->traps++;	/* somewhere the block could not lead: a trap */
-	return cfg.trap;
+	/* not the block's ecall: an interrupt (or a fault), which the core
+	 * takes a few cycles after its cause */
+	return cfg.trap + (b->end == END_ECALL ? 0 : cfg.irq);
 }
 
 static void block_exec(unsigned int vcpu, void *udata)
@@ -261,6 +290,17 @@ static void block_exec(unsigned int vcpu, void *udata)
 		cost += cache_access(&h->i, b->lines[k], 0);
 	attribute(vcpu, b->pc, cost);
 	cost += end;
+	/*
+	 * The last block's instructions are on the clock now, all of them but
+	 * when it stopped at a device access under -icount and this block
+	 * restarts it there (not a jump back into it).
+	 */
+	if (h->last && b->pc > h->last->pc && b->pc < h->last->next &&
+	    !((h->last->end == END_COND || h->last->end == END_JAL) && b->pc == h->last->target))
+		h->clock += insns_before(h->last, b->pc);
+	else
+		h->clock += h->block_insns;
+	h->block_insns = b->insns;
 	h->last = b;
 	h->blocks++;
 	h->insns += b->insns;
@@ -268,21 +308,40 @@ static void block_exec(unsigned int vcpu, void *udata)
 }
 
 static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
-		       uint64_t vaddr, void *udata)	/* udata: the instruction's address */
+		       uint64_t vaddr, void *udata)
 {
 	struct hart *h = &harts[vcpu % MAX_HARTS];
 	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
 	int store = qemu_plugin_mem_is_store(info);
-	uint64_t pa, size, cost;
+	const struct site *at = udata;
+	uint64_t pa, size, cost, now;
 
-	if (!hw || qemu_plugin_hwaddr_is_io(hw))
-		return;		/* a device: it charges its own time */
+	if (!hw)
+		return;
+	if (qemu_plugin_hwaddr_is_io(hw)) {
+		/*
+		 * A device charges its own access. Rocket has one uncached
+		 * access in flight: a store lets the core go on, but the next
+		 * device access waits until the store is done (io_store cycles
+		 * after it issued).
+		 */
+		now = h->clock + at->index;
+		if (h->io_busy > now) {
+			attribute(vcpu, at->pc, h->io_busy - now);
+			h->io_waited += h->io_busy - now;
+			stall(h, h->io_busy - now);
+			now = h->io_busy;
+		}
+		if (store)
+			h->io_busy = now + cfg.io_store;
+		return;
+	}
 	pa = qemu_plugin_hwaddr_phys_addr(hw);
 	size = 1ull << qemu_plugin_mem_size_shift(info);
 	cost = cache_access(&h->d, pa >> LINE_SHIFT, store);
 	if ((pa + size - 1) >> LINE_SHIFT != pa >> LINE_SHIFT)
 		cost += cache_access(&h->d, (pa + size - 1) >> LINE_SHIFT, store);
-	attribute(vcpu, (uintptr_t)udata, cost);
+	attribute(vcpu, at->pc, cost);
 	stall(h, cost);
 }
 
@@ -332,6 +391,8 @@ static void decode(struct block *b, uint64_t pc, const uint8_t *p, size_t len)
 			b->target = pc + sext(imm, 9);
 		} else if (op == 2 && f3 == 4 && (w >> 7 & 31) && !(w >> 2 & 31)) {
 			b->end = END_INDIRECT;			/* c.jr, c.jalr */
+		} else if (w == 0x9002) {
+			b->end = END_ECALL;			/* c.ebreak */
 		}
 		return;
 	}
@@ -357,6 +418,8 @@ static void decode(struct block *b, uint64_t pc, const uint8_t *p, size_t len)
 	case 0x73:
 		if (w == 0x30200073 || w == 0x10200073)	/* mret, sret */
 			b->end = END_XRET;
+		else if (w == 0x00000073 || w == 0x00100073)	/* ecall, ebreak */
+			b->end = END_ECALL;
 		break;
 	}
 }
@@ -478,6 +541,7 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 	b->pc = qemu_plugin_tb_vaddr(tb);
 	b->insns = n;
+	b->pcs = g_new(uint64_t, n);
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		size_t len = qemu_plugin_insn_size(insn);
@@ -485,6 +549,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		/* the host address of guest RAM: unique per physical line */
 		uintptr_t host = (uintptr_t)qemu_plugin_insn_haddr(insn);
 		uint64_t l0 = host >> LINE_SHIFT, l1 = (host + len - 1) >> LINE_SHIFT, l;
+
+		b->pcs[i] = pc;
 
 		memset(buf, 0, sizeof(buf));
 		qemu_plugin_insn_data(insn, buf, len < 4 ? len : 4);
@@ -508,8 +574,12 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			b->next = pc + len;
 			decode(b, pc, buf, len);
 		}
+		struct site *site = g_new(struct site, 1);
+
+		site->pc = pc;
+		site->index = i;
 		qemu_plugin_register_vcpu_mem_cb(insn, mem_access, QEMU_PLUGIN_CB_NO_REGS,
-						 QEMU_PLUGIN_MEM_RW, (void *)(uintptr_t)pc);
+						 QEMU_PLUGIN_MEM_RW, site);
 	}
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, block_exec, QEMU_PLUGIN_CB_NO_REGS, b);
 }
@@ -537,8 +607,9 @@ static void at_exit(qemu_plugin_id_t id, void *p)
 		return;
 	fprintf(f, "C dram=%" PRIu64 " miss=%" PRIu64 " wb=%" PRIu64 " mispredict=%" PRIu64
 		" mul=%" PRIu64 " div=%" PRIu64 " trap=%" PRIu64 " xret=%" PRIu64
-		" load_use=%" PRIu64 " l1i=%u:%u l1d=%u:%u\n", cfg.dram, cfg.miss, cfg.wb,
-		cfg.mispredict, cfg.mul, cfg.div, cfg.trap, cfg.xret, cfg.load_use,
+		" load_use=%" PRIu64 " io_store=%" PRIu64 " irq=%" PRIu64
+		" l1i=%u:%u l1d=%u:%u\n", cfg.dram, cfg.miss, cfg.wb, cfg.mispredict, cfg.mul,
+		cfg.div, cfg.trap, cfg.xret, cfg.load_use, cfg.io_store, cfg.irq,
 		cfg.isets, cfg.iways, cfg.dsets, cfg.dways);
 	fprintf(f, "S %" PRIu64, spans);
 	for (i = 0; i < MAX_HARTS; i++)
@@ -553,10 +624,11 @@ static void at_exit(qemu_plugin_id_t id, void *p)
 		fprintf(f, "H %d blocks=%" PRIu64 " insns=%" PRIu64 " stalled=%" PRIu64
 			" icache=%" PRIu64 " imiss=%" PRIu64 " dcache=%" PRIu64
 			" dmiss=%" PRIu64 " writebacks=%" PRIu64 " dma_invalidated=%" PRIu64
-			" traps=%" PRIu64 " branches=%" PRIu64 " mispredicts=%" PRIu64 "\n",
+			" traps=%" PRIu64 " branches=%" PRIu64 " mispredicts=%" PRIu64
+			" io_waited=%" PRIu64 "\n",
 			i, h->blocks, h->insns, h->stalled, h->i.accesses, h->i.misses,
 			h->d.accesses, h->d.misses, h->d.writebacks, h->d.invalidated,
-			h->traps, h->branches, h->mispredicts);
+			h->traps, h->branches, h->mispredicts, h->io_waited);
 	}
 	if (attrib != ATTRIB_NONE) {
 		GHashTableIter it;
@@ -598,7 +670,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		{ "dram", &cfg.dram }, { "miss", &cfg.miss }, { "wb", &cfg.wb },
 		{ "mispredict", &cfg.mispredict }, { "mul", &cfg.mul },
 		{ "div", &cfg.div }, { "trap", &cfg.trap }, { "xret", &cfg.xret },
-		{ "load_use", &cfg.load_use },
+		{ "load_use", &cfg.load_use }, { "io_store", &cfg.io_store },
+		{ "irq", &cfg.irq },
 	};
 	int i;
 	size_t k;

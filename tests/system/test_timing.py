@@ -21,7 +21,7 @@ def elf():
     return bench_timing.build_qemu_timing()
 
 
-def test_a_miss_beyond_l1_costs_the_modeled_cycles_and_devices_their_own(elf):
+def test_a_miss_beyond_l1_costs_the_modeled_cycles_and_devices_the_rtls(elf):
     plain = bench_timing.qemu(elf, "")
     for dram in (30, 90):
         t = bench_timing.qemu(elf, f"rocket:dram={dram}")
@@ -31,9 +31,11 @@ def test_a_miss_beyond_l1_costs_the_modeled_cycles_and_devices_their_own(elf):
         assert abs(extra - (14 + dram)) <= 0.1 * (14 + dram), (dram, t)
         # within L1 a dependent load waits one cycle for its data
         assert t["chase_l1"] > plain["chase_l1"] + 0.8, (t, plain)
-        # an uncached load costs what the uncore charges (its load-cycles,
-        # fitted to the RTL), in both modes: the plugin adds nothing to it
-        assert abs(t["load_io"] - plain["load_io"]) < 0.05, (t, plain)
+        # an uncached load costs the RTL's 12 cycles in a loop (plain
+        # icount: the uncore's load-cycles, 15), and back-to-back uncached
+        # stores wait for each other
+        assert plain["load_io"] - 3.5 < t["load_io"] < plain["load_io"] - 1.5, (t, plain)
+        assert t["store_io"] > plain["store_io"] + 8, (t, plain)
         assert t["div"] > plain["div"] + 50 and t["trap"] > plain["trap"] + 8, (t, plain)
 
 
@@ -41,12 +43,9 @@ def test_timing_mode_agrees_with_the_rtl_soc(elf):
     if not os.path.exists(os.path.join(bench_timing.SOC, "soc-sim1")):
         pytest.fail("build/soc/soc-sim1 missing: run make soc")
     rows = {c["bench"]: c for c in bench_timing.calibration(30, elf)}
-    for name in ("chase_l1", "chase_mem", "copy_l1", "trap", "mul", "div", "branch"):
-        assert abs(rows[name]["error_pct"]) <= 10, rows[name]
-    # Rocket goes on with independent instructions while an uncached load is
-    # outstanding; the model charges the whole load at the access, so a loop
-    # that hides part of it costs more in QEMU (13 % here)
-    assert abs(rows["load_io"]["error_pct"]) <= 15, rows["load_io"]
+    assert len(rows) == 10
+    for name, row in rows.items():
+        assert abs(row["error_pct"]) <= 10, row
     # plain icount is far off beyond L1: what the timing mode is for
     assert rows["chase_mem"]["icount_cycles"] < 0.2 * rows["chase_mem"]["rtl_cycles"], rows
 

@@ -10,6 +10,9 @@
  *   chase_mem   the same over 512 KiB (every load misses L1)
  *   copy_l1     8-byte words copied, 4 KiB to 4 KiB, both in L1
  *   load_io     uncached loads from the uncore's ID register
+ *   store_io    uncached stores to a row register of the uncore
+ *   irq         a software interrupt: the store that raises it (CLINT
+ *               MSIP), the handler that clears it, mret
  *   trap        ecall to a machine-mode handler and mret back
  *   mul, div    dependent 64-bit multiplies, divides
  *   branch      a loop whose one branch follows a pseudo-random bit
@@ -86,14 +89,23 @@ static void copy(uint64_t *d, const uint64_t *s, unsigned int words)
 	}
 }
 
+#define CLINT_MSIP	0x02000000UL	/* hart 0's, on both SoCs and QEMU's virt */
+
+/* an ecall returns after itself; the software interrupt is cleared */
 void trap_entry(void) __attribute__((naked, aligned(4)));
 void trap_entry(void)
 {
 	__asm__ volatile(
 		"csrw mscratch, t0\n\t"
+		"csrr t0, mcause\n\t"
+		"bltz t0, 1f\n\t"
 		"csrr t0, mepc\n\t"
 		"addi t0, t0, 4\n\t"
 		"csrw mepc, t0\n\t"
+		"csrr t0, mscratch\n\t"
+		"mret\n"
+		"1:\tli t0, 0x02000000\n\t"
+		"sw zero, 0(t0)\n\t"
 		"csrr t0, mscratch\n\t"
 		"mret");
 }
@@ -141,6 +153,12 @@ int main(void)
 		RUN(2, "copy_l1", 512 * 8, for (i = 0; i < 8; i++) copy(dst, src, 512));
 		RUN(3, "load_io", 256, for (i = 0; i < 256; i++)
 			sink += mmio_r64(SOC_UNCORE_K + ACCIO_UNCORE_ID));
+		RUN(8, "store_io", 256, for (i = 0; i < 256; i++)
+			mmio_w64(SOC_UNCORE_K + ACCIO_UNCORE_ROW_BASE + ACCIO_UNCORE_ROW_OWNER_COOKIE, i));
+		__asm__ volatile("csrs mie, %0\n\tcsrs mstatus, 8" :: "r"(1ul << 3) : "memory");
+		RUN(9, "irq", 256, for (i = 0; i < 256; i++)
+			mmio_w32(CLINT_MSIP, 1));
+		__asm__ volatile("csrc mstatus, 8\n\tcsrc mie, %0" :: "r"(1ul << 3) : "memory");
 		RUN(4, "trap", 256, for (i = 0; i < 256; i++)
 			__asm__ volatile("ecall" ::: "memory"));
 		RUN(5, "mul", 1024, for (i = 0; i < 1024; i += 4)
