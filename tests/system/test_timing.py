@@ -43,7 +43,7 @@ def test_timing_mode_agrees_with_the_rtl_soc(elf):
     if not os.path.exists(os.path.join(bench_timing.SOC, "soc-sim1")):
         pytest.fail("build/soc/soc-sim1 missing: run make soc")
     rows = {c["bench"]: c for c in bench_timing.calibration(30, elf)}
-    assert len(rows) == 10
+    assert len(rows) == 11
     for name, row in rows.items():
         assert abs(row["error_pct"]) <= 10, row
     # plain icount is far off beyond L1: what the timing mode is for
