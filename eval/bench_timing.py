@@ -167,7 +167,7 @@ def boot_wall(timing, runs=3):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--json", default=os.path.join(ROOT, "eval", "results", "timing.json"))
+    ap.add_argument("--json", default=os.path.join(ROOT, "eval", "results", "timing-calibration.json"))
     ap.add_argument("--dram", default="20,30,60,100",
                     help="DRAM latencies in core cycles (comma-separated)")
     ap.add_argument("--no-pingpong", action="store_true")

@@ -375,21 +375,11 @@ class UserMap:
 # ---- running ---------------------------------------------------------------
 
 def plugin():
-    src = os.path.join(ROOT, "eval", "prof", "accio_prof.c")
-    hdr_dir = os.path.join(CACHE, "qemu", "tree", "include", "qemu")
-    hdr = os.path.join(hdr_dir, "qemu-plugin.h")
-    if not os.path.exists(hdr):
-        sys.exit(f"breakdown: {hdr} missing (run: make build)")
-    key = hashlib.sha256(open(src, "rb").read() + open(hdr, "rb").read()).hexdigest()[:16]
-    out = os.path.join(CACHE, "prof", f"libaccio_prof-{key}.so")
-    if not os.path.exists(out):
-        os.makedirs(os.path.dirname(out), exist_ok=True)
-        glib = subprocess.run(["pkg-config", "--cflags", "glib-2.0"], capture_output=True,
-                              text=True, check=True).stdout.split()
-        subprocess.run(["gcc", "-O2", "-Wall", "-shared", "-fPIC", *glib, "-I", hdr_dir,
-                        "-o", out + ".tmp", src], check=True)
-        os.replace(out + ".tmp", out)
-    return out
+    """The instruction counter (eval/prof/accio_prof.c)."""
+    try:
+        return accio.build_plugin(os.path.join(ROOT, "eval", "prof", "accio_prof.c"), "prof")
+    except accio.AccioError as e:
+        sys.exit(f"breakdown: {e}")
 
 
 def pmd_available():

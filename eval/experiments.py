@@ -1417,7 +1417,7 @@ def report_timing(r, results=None):
            "the uncore's DMA wrote read from memory, load-use, mispredicted branches, "
            "multiplies, divides, traps and interrupts, uncached loads at 12 cycles and "
            "an uncached store holding the next device access for 13. Its costs are fitted to the RTL SoC by "
-           "`eval/bench_timing.py` (eval/results/timing.md: within 10 % of the RTL on every "
+           "`eval/bench_timing.py` (eval/results/timing-calibration.md: within 10 % of the RTL on every "
            "microbenchmark). "
            f"{r['count']} round trips per point; the instruction-time figures are the "
            "latency experiment's (2,000 round trips). 64 B also at other memory latencies "

@@ -142,17 +142,16 @@ def timing_args(spec):
     return args
 
 
-def timing_plugin():
-    """The Rocket timing plugin, built on first use and cached by the hash of
-    its source and QEMU's plugin header."""
-    src = os.path.join(ROOT, "hardware", "timing", "rocket_timing.c")
+def build_plugin(src, name):
+    """A TCG plugin from its C source, built on first use and cached under
+    ~/.cache/accio/NAME/ by the hash of the source and QEMU's plugin header."""
     cache = os.environ.get("ACCIO_CACHE", os.path.expanduser("~/.cache/accio"))
     hdr_dir = os.path.join(cache, "qemu", "tree", "include", "qemu")
     hdr = os.path.join(hdr_dir, "qemu-plugin.h")
     if not os.path.exists(hdr):
         raise AccioError(f"{hdr} missing (run: make build)")
     key = hashlib.sha256(open(src, "rb").read() + open(hdr, "rb").read()).hexdigest()[:16]
-    out = os.path.join(cache, "timing", f"librocket_timing-{key}.so")
+    out = os.path.join(cache, name, f"lib{os.path.splitext(os.path.basename(src))[0]}-{key}.so")
     if not os.path.exists(out):
         os.makedirs(os.path.dirname(out), exist_ok=True)
         glib = subprocess.run(["pkg-config", "--cflags", "glib-2.0"], capture_output=True,
@@ -162,6 +161,11 @@ def timing_plugin():
                         "-I", hdr_dir, "-o", tmp, src], check=True)
         os.replace(tmp, out)
     return out
+
+
+def timing_plugin():
+    """The Rocket timing plugin (hardware/timing)."""
+    return build_plugin(os.path.join(ROOT, "hardware", "timing", "rocket_timing.c"), "timing")
 
 
 def timing_qemu_args(spec=None):
