@@ -54,11 +54,16 @@ def kv(text):
     return {k: int(v) for k, v in re.findall(r"^(\w+)=(\d+)$", text, re.M)}
 
 
-def build_qemu_timing():
-    out = os.path.join(SOC, "sw", "timing-qemu.elf")
+def build_timing(qemu=True, defines=()):
+    """timing.c for QEMU's virt machine (qemu) or the RTL SoC, with extra
+    -D defines (ROUNDS=N, MEM_LINES=N: a shorter run)."""
+    name = "timing-" + ("qemu" if qemu else "rtl") + "".join(
+        "-" + d.replace("=", "") for d in defines)
+    out = os.path.join(SOC, "sw", f"{name}.elf")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     cc = ["riscv64-linux-gnu-gcc", "-march=rv64imac_zicsr_zifencei", "-mabi=lp64",
-          "-mcmodel=medany", "-DSOC_QEMU", "-fno-pie", "-no-pie",
+          "-mcmodel=medany", *(["-DSOC_QEMU"] if qemu else []),
+          *[f"-D{d}" for d in defines], "-fno-pie", "-no-pie",
           "-Wl,--build-id=none,--no-warn-rwx-segments", "-ffreestanding", "-nostdlib",
           "-nostartfiles", "-static", "-O2", f"-I{SW}",
           f"-I{os.path.join(ROOT, 'hardware', 'generated')}", "-T", os.path.join(SW, "link.ld"),
@@ -67,13 +72,17 @@ def build_qemu_timing():
     return out
 
 
+def build_qemu_timing():
+    return build_timing(True)
+
+
 def per_op(d):
     return {k: d[k] / d[f"{k}_ops"] for k, _ in BENCHES if k in d and d.get(f"{k}_ops")}
 
 
-def rtl(dram):
-    """timing.c on the RTL SoC: cycles per operation."""
-    exe, elf = os.path.join(SOC, "soc-sim1"), os.path.join(SOC, "sw", "timing.elf")
+def rtl(dram, elf=None):
+    """timing.c on the RTL SoC (make soc's build, or elf): cycles per operation."""
+    exe, elf = os.path.join(SOC, "soc-sim1"), elf or os.path.join(SOC, "sw", "timing.elf")
     for p in (exe, elf):
         if not os.path.exists(p):
             raise SystemExit(f"bench_timing: {p} missing: run make soc")
@@ -105,8 +114,8 @@ def qemu(elf, timing):
     return {k: v / CYCLE_NS for k, v in per_op(kv(r.stdout)).items()}
 
 
-def calibration(dram, elf):
-    r, q, p = rtl(dram), qemu(elf, f"rocket:dram={dram}"), qemu(elf, "")
+def calibration(dram, elf, rtl_elf=None):
+    r, q, p = rtl(dram, rtl_elf), qemu(elf, f"rocket:dram={dram}"), qemu(elf, "")
     return [{"bench": k, "what": what, "dram": dram, "rtl_cycles": round(r[k], 2),
              "timing_cycles": round(q[k], 2), "icount_cycles": round(p[k], 2),
              "error_pct": round(100 * (q[k] - r[k]) / r[k], 1)} for k, what in BENCHES]

@@ -564,7 +564,7 @@ def exp_cpu(run, quick):
     the ticks fall where the guest's events are.)"""
     so = breakdown.plugin()
     count = 1000 if quick else 10000
-    factors = [1, 40, 200] if quick else [1, 10, 40, 100, 200]
+    factors = [1, 40, 200] if quick else CPU_FACTORS
     progress("cpu: Linux's round trip against an instant peer (the SoC's own speed)")
     base_out = run.guest("cpu", pingpong("", 64, 200), "echo:0")
     base_us = float(kv(base_out)["rtt_p50_us"])
@@ -623,6 +623,10 @@ def cpu_point(run, so, point, names, base_us, count, exp="cpu", dram=None):
             "rtt_p50_us": float(d["rtt_p50_us"])}
 
 
+# the CPU experiment's slowdowns of the server
+CPU_FACTORS = [1, 10, 40, 100, 200]
+
+
 # ---- the Rocket timing mode (hardware/timing) --------------------------------
 
 # the timing mode's memory latency in core cycles (its default), and the
@@ -641,7 +645,7 @@ def exp_timing(run, quick):
     (caches, memory, branches, multiplies, traps cost a Rocket core's
     cycles), and the 64-byte latency at memory latencies over TIMING_DRAMS."""
     sizes = [64] if quick else [64, 128, 256, 512, 1024]
-    count = 100 if quick else 500
+    count = 50 if quick else 500
     drams = [TIMING_DRAM, 100] if quick else TIMING_DRAMS
     res = {"dram": TIMING_DRAM, "drams": drams, "sizes": sizes, "count": count,
            "peer_ns": PEER_NS, "plugin": os.path.basename(accio.timing_plugin())}
@@ -666,7 +670,7 @@ def exp_timing(run, quick):
     rows = run.map(latency_at, drams)
     res["rows"] = [x for part in rows for x in part]
     # where the cycles go: the breakdown in the timing mode
-    bcount = 40 if quick else 300
+    bcount = 20 if quick else 300
     bmodes = "linux,accio" if quick else "linux,busypoll,accio,spin" + (
         ",dpdk" if pmd_available() else "")
     progress(f"timing: breakdown in cycles, {bcount} round trips per mode")
@@ -684,20 +688,24 @@ def exp_timing(run, quick):
     res["breakdown"] = {"count": bcount, "modes": bmodes.split(","),
                         "cycles": {m: v["instructions_per_round_trip"] for m, v in bj.items()},
                         "stages": {m: v["stages"] for m, v in bj.items()}}
-    # CPU at 40x: every contender, Linux in each configuration
+    # CPU: the CPU experiment's points (every slowdown for Linux, Accio and
+    # DPDK, 1x and 40x for Linux's other configurations) with fewer round
+    # trips; quick: 40x for Linux and Accio
     so = breakdown.plugin()
     cpu_names = dict(CONTENDERS)
     if pmd_available():
         cpu_names["dpdk"] = None
-    ccount = 200 if quick else 2000
-    # quick: Linux, Accio and DPDK only
-    cpu_list = (["linux", "accio", "accio-spin"] + (["dpdk"] if "dpdk" in cpu_names else [])
-                if quick else list(cpu_names) + list(variants))
-    res["cpu"] = {"factor": 40, "count": ccount, "base_rtt_us": base_us,
-                  "contenders": cpu_list}
+    ccount = 100 if quick else 500
+    if quick:
+        points = [(40, "linux"), (40, "accio")]
+    else:
+        points = ([(k, n) for k in CPU_FACTORS for n in cpu_names]
+                  + [(k, n) for k in (1, 40) for n in variants])
+    res["cpu"] = {"factors": sorted({k for k, _ in points}), "count": ccount,
+                  "base_rtt_us": base_us, "contenders": list(dict.fromkeys(n for _, n in points))}
     res["cpu"]["rows"] = run.map(
-        lambda name: cpu_point(run, so, (40, name), cpu_names, base_us, ccount,
-                               exp="timing", dram=TIMING_DRAM), cpu_list)
+        lambda point: cpu_point(run, so, point, cpu_names, base_us, ccount,
+                                exp="timing", dram=TIMING_DRAM), points)
     return res
 
 
@@ -1407,8 +1415,8 @@ def report_timing(r, results=None):
     results = results or {}
     plain_lat = {(x["contender"], x["size"]): x
                  for x in results.get("latency", {}).get("rows", [])}
-    plain_cpu = {x["contender"]: x for x in results.get("cpu", {}).get("rows", [])
-                 if x["factor"] == 40}
+    plain_cpu = {(x["factor"], x["contender"]): x
+                 for x in results.get("cpu", {}).get("rows", [])}
     d0 = r["dram"]
     rows = [x for x in r["rows"] if x["dram"] == d0]
     out = [f"The same ping-pongs in the **Rocket timing mode** (hardware/timing, "
@@ -1490,23 +1498,28 @@ def report_timing(r, results=None):
             out.append(f"| {'**total**' if st == 'total' else st} | " + " | ".join(cells) + " |")
     c = r.get("cpu")
     if c:
-        out += ["", f"CPU busy at 40x slowdown (the client's hart; stalls count as busy), "
-                f"{c['count']} round trips, the server's delay the timing mode's own Linux "
-                f"round trip against an instant peer ({c['base_rtt_us']:.1f} µs):", "",
-                "| contender | instruction time: busy / RTT p50 | Rocket timing: busy / RTT p50 |",
-                "|---|---|---|"]
-        crow = {x["contender"]: x for x in c["rows"]}
-        for n in c["contenders"]:
-            x, p = crow[n], plain_cpu.get(n)
-            out.append(f"| {n} | "
+        out += ["", "CPU busy against a slower server (the CPU experiment's slowdowns; the "
+                "client's hart; stalls count as busy), "
+                f"{c['count']} round trips per point, the server's delay at slowdown k k/40 of "
+                "the timing mode's own Linux round trip against an instant peer "
+                f"({c['base_rtt_us']:.1f} µs), so the same share of the SoC's round trip as "
+                "in instruction time:", "",
+                "| slowdown | contender | instruction time: busy / RTT p50 | Rocket timing: "
+                "busy / RTT p50 |", "|---:|---|---|---|"]
+        for x in c["rows"]:
+            p = plain_cpu.get((x["factor"], x["contender"]))
+            out.append(f"| {x['factor']}x | {x['contender']} | "
                        + (f"{p['cpu_busy_pct']:.1f} % / {p['rtt_p50_us']:.0f} µs" if p else "-")
                        + f" | {x['cpu_busy_pct']:.1f} % / {x['rtt_p50_us']:.0f} µs |")
-        best, bv = linux_best(c["rows"], "cpu_busy_pct")
-        line = (f"Accio (blocking) vs the lowest Linux ({best}, {bv:.1f} %): "
-                f"{crow['accio']['cpu_busy_pct'] / max(0.01, bv):.2f}x in the timing mode")
-        if plain_cpu and "accio" in plain_cpu:
-            pb, pv = linux_best(list(plain_cpu.values()), "cpu_busy_pct")
-            line += (f", {plain_cpu['accio']['cpu_busy_pct'] / max(0.01, pv):.2f}x in "
+        at40 = [x for x in c["rows"] if x["factor"] == 40]
+        acc = next(x for x in at40 if x["contender"] == "accio")
+        best, bv = linux_best(at40, "cpu_busy_pct")
+        line = (f"At 40x, Accio (blocking) vs the lowest Linux ({best}, {bv:.1f} %): "
+                f"{acc['cpu_busy_pct'] / max(0.01, bv):.2f}x in the timing mode")
+        p40 = [x for (k, _), x in plain_cpu.items() if k == 40]
+        if p40 and (40, "accio") in plain_cpu:
+            pb, pv = linux_best(p40, "cpu_busy_pct")
+            line += (f", {plain_cpu[(40, 'accio')]['cpu_busy_pct'] / max(0.01, pv):.2f}x in "
                      f"instruction time ({pb}, {pv:.1f} %)")
         out += ["", line + "."]
     return "\n".join(out)

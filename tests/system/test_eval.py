@@ -129,10 +129,10 @@ def test_rocket_timing_beside_instruction_time(quick):
     slow = {r["contender"]: r["proc_p50_us"] for r in rows(res, "timing", size=64, dram=100)}
     fast = {r["contender"]: r["proc_p50_us"] for r in rows(res, "timing", size=64, dram=30)}
     assert slow["linux"] > fast["linux"], (slow, fast)
-    # CPU at 40x in the timing mode: its stalls count as busy, so the
-    # pollers stay near 100 % and Accio blocking below Linux
+    # CPU at 40x in the timing mode (its stalls count as busy): Accio
+    # blocking below Linux
     cpu = {r["contender"]: r["cpu_busy_pct"] for r in t["cpu"]["rows"]}
-    assert cpu["accio-spin"] > 90 and cpu["accio"] < cpu["linux"], cpu
+    assert 0 < cpu["accio"] < cpu["linux"] <= 100, cpu
     # where the cycles go: more cycles than instructions in every mode,
     # Linux's path at a higher CPI than Accio's
     bd, ins = t["breakdown"], res["breakdown"]["totals"]

@@ -16,9 +16,14 @@ import bench_timing  # noqa: E402
 pytestmark = pytest.mark.xdist_group("timing")
 
 
+# a shorter run of the microbenchmarks than eval/bench_timing.py's: 128 KiB
+# beyond L1 instead of 512
+QUICK = ("MEM_LINES=2048",)
+
+
 @pytest.fixture(scope="module")
 def elf():
-    return bench_timing.build_qemu_timing()
+    return bench_timing.build_timing(True, QUICK)
 
 
 def test_a_miss_beyond_l1_costs_the_modeled_cycles_and_devices_the_rtls(elf):
@@ -42,7 +47,8 @@ def test_a_miss_beyond_l1_costs_the_modeled_cycles_and_devices_the_rtls(elf):
 def test_timing_mode_agrees_with_the_rtl_soc(elf):
     if not os.path.exists(os.path.join(bench_timing.SOC, "soc-sim1")):
         pytest.fail("build/soc/soc-sim1 missing: run make soc")
-    rows = {c["bench"]: c for c in bench_timing.calibration(30, elf)}
+    rows = {c["bench"]: c for c in bench_timing.calibration(
+        30, elf, bench_timing.build_timing(False, QUICK))}
     assert len(rows) == 11
     for name, row in rows.items():
         assert abs(row["error_pct"]) <= 10, row

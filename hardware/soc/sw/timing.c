@@ -20,7 +20,7 @@
  *               before; the write invalidated them), per word
  *   branch      a loop whose one branch follows a pseudo-random bit
  *               (xorshift), taken half the time
- * Each figure is the minimum of three runs, after a warm-up; the L1
+ * Each figure is the minimum of ROUNDS - 1 runs (3), after a warm-up; the L1
  * benchmarks first bring their data back into L1.
  */
 #include "soc.h"
@@ -32,7 +32,12 @@
 #ifndef L1_LINES
 #define L1_LINES	128		/* 8 KiB */
 #endif
+#ifndef MEM_LINES
 #define MEM_LINES	8192		/* 512 KiB */
+#endif
+#ifndef ROUNDS
+#define ROUNDS		4		/* the first warms up */
+#endif
 #define CHASE_LOADS	4096
 
 struct line { struct line *next; uint64_t pad[7]; };
@@ -177,7 +182,7 @@ int main(void)
 	row_program(ROW, 5000, 7000, ASID, rx_ring, sizeof(rx_ring), tx_ring, sizeof(tx_ring),
 		    ACCIO_UNCORE_ROW_STATE_ENABLED_MASK | ACCIO_UNCORE_ROW_STATE_ACCEL_MASK);
 	ctx_set(0, ASID);
-	for (round = 0; round < 4; round++) {
+	for (round = 0; round < ROUNDS; round++) {
 		int keep = round > 0;		/* round 0 warms up */
 
 		a = chase(a, 2 * L1_LINES);	/* back in L1 */
