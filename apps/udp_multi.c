@@ -5,7 +5,7 @@
  * accelerated, or a share of the rows when there are more clients than
  * rows).
  *
- * usage: udp_multi -T CLIENTS [-o PREFIX] [-a] [-W] [-P PROGRAM]
+ * usage: udp_multi -T CLIENTS [-o PREFIX] [-a [--move K]] [-W] [-P PROGRAM]
  *                  [udp_pingpong options...]
  *
  * Every client starts at once, opens its socket and runs its warm-up
@@ -18,6 +18,10 @@
  * With -P, each client runs PROGRAM (udp_pingpong-glibc, say) instead.
  * With -a, client i runs on hart (i - 1) mod N only (N the harts online),
  * so that T <= N clients each have a hart of their own.
+ * With --move K (and -a), every K-th client starts on the next hart
+ * instead, and moves to its own when all are released: its address space
+ * has then run on two harts, as a process the kernel migrated once has
+ * (on RISC-V, unmapping anything of it needs a remote TLB flush).
  * With -W, the release opens one profiler window and a span
  * (prof_marks.h) that the end of the last client closes: every hart's
  * instructions of the measured round trips (for the instruction counter,
@@ -38,12 +42,19 @@
 
 #include "prof_marks.h"
 
+/* --move K: client i starts one hart further on */
+static int moved(int i, int k)
+{
+	return k > 0 && i % k == 0;
+}
+
 int main(int argc, char **argv)
 {
 	char **args = calloc(argc + 3, sizeof(char *));
 	const char *prefix = NULL;
 	int t = 0, i, n = 0, ok = 0, ready = 0, st, rdy[2], go[2], r, g;
-	int pin = 0, marks = 0;
+	int pin = 0, marks = 0, move = 0;
+	pid_t *pids;
 	long harts = sysconf(_SC_NPROCESSORS_ONLN);
 	char path[256], c;
 	struct timespec t0, t1;
@@ -58,6 +69,8 @@ int main(int argc, char **argv)
 			pin = 1;
 		else if (!strcmp(argv[i], "-W"))
 			marks = 1;
+		else if (!strcmp(argv[i], "--move") && i + 1 < argc)
+			move = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-P") && i + 1 < argc)
 			args[0] = argv[++i];
 		else
@@ -66,10 +79,11 @@ int main(int argc, char **argv)
 	args[n++] = "-q";
 	args[n++] = "-b";
 	if (t < 1) {
-		fprintf(stderr, "usage: udp_multi -T CLIENTS [-o PREFIX] [-a] [-W] [udp_pingpong options]\n");
+		fprintf(stderr, "usage: udp_multi -T CLIENTS [-o PREFIX] [-a [--move K]] [-W] [udp_pingpong options]\n");
 		return 2;
 	}
-	if (pipe(rdy) < 0 || pipe(go) < 0) {
+	pids = calloc(t + 1, sizeof(*pids));
+	if (!pids || pipe(rdy) < 0 || pipe(go) < 0) {
 		perror("udp_multi: pipe");
 		return 1;
 	}
@@ -80,12 +94,13 @@ int main(int argc, char **argv)
 			perror("udp_multi: fork");
 			return 1;
 		}
+		pids[i] = pid;
 		if (pid == 0) {
 			if (pin && harts > 0) {
 				cpu_set_t set;
 
 				CPU_ZERO(&set);
-				CPU_SET((i - 1) % harts, &set);
+				CPU_SET((i - 1 + moved(i, move)) % harts, &set);
 				if (sched_setaffinity(0, sizeof(set), &set) < 0) {
 					perror("udp_multi: sched_setaffinity");
 					_exit(127);
@@ -117,6 +132,17 @@ int main(int argc, char **argv)
 	/* a client that failed before its barrier closed its end too */
 	while (read(rdy[0], &c, 1) > 0)
 		ready++;
+	/* --move: each such client to its own hart, before the release */
+	for (i = 1; pin && harts > 1 && i <= t; i++) {
+		cpu_set_t set;
+
+		if (!moved(i, move))
+			continue;
+		CPU_ZERO(&set);
+		CPU_SET((i - 1) % harts, &set);
+		if (sched_setaffinity(pids[i], sizeof(set), &set) < 0)
+			perror("udp_multi: --move");
+	}
 	if (marks) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		span_mark(1);

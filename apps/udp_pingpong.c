@@ -92,7 +92,9 @@
  * that arrives after the reply (a busy kernel completes sends late) is
  * matched when it comes, up to a millisecond after the last round trip;
  * hw_samples counts the round trips that have both stamps. proc_cdf_us lists the processing time's percentiles 1, 5, 10,
- * ..., 95, 99 and 100.
+ * ..., 95, 99 and 100; proc_hist_ns all of them in buckets of 1/16 of an
+ * octave (proc_hist() says how to read it), for pooling many clients;
+ * cpu_self_us the program's CPU time over the measured round trips.
  *
  * Each measured round trip (send to receive) is marked for
  * eval/breakdown.py's instruction counter by two RISC-V hint
@@ -241,6 +243,44 @@ static void tx_stamps_drain(int fd, char *ctl, size_t len, uint64_t *stamps,
 	while ((t = tx_stamp(fd, ctl, len, &id)))
 		if ((long)id >= base && (long)id - base < count)
 			stamps[id - base] = t;
+}
+
+/*
+ * proc_hist_ns=K:N,...: the processing times (sorted) in buckets of 1/16
+ * of an octave, so that many clients' samples pool exactly (within 6 %)
+ * into one distribution: key K < 16 is K ns; else K = 16 e + s holds
+ * [(16 + s) << (e - 4), (17 + s) << (e - 4)) ns, e = floor(log2(ns)).
+ */
+static unsigned int hist_key(uint64_t ns)
+{
+	unsigned int e = 63 - __builtin_clzll(ns | 1);
+
+	return ns < 16 ? ns : e * 16 + ((ns >> (e - 4)) & 15);
+}
+
+static void proc_hist(const uint64_t *sorted, size_t n)
+{
+	size_t i = 0, j;
+
+	printf("proc_hist_ns=");
+	while (i < n) {
+		unsigned int k = hist_key(sorted[i]);
+
+		for (j = i; j < n && hist_key(sorted[j]) == k; j++)
+			;
+		printf("%s%u:%zu", i ? "," : "", k, j - i);
+		i = j;
+	}
+	printf("\n");
+}
+
+/* this process's CPU time (the scheduler's own count), ns */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 static void cpu_times(unsigned long long *busy, unsigned long long *total)
@@ -709,6 +749,7 @@ int main(int argc, char **argv)
 	int opt, fd, i, flags;
 	long count = 1000, hw_n = 0, bad = 0, lost = 0, nrtt = 0, timeout_ms = 0;
 	uint64_t *rtt, *proc, hw_sum = 0, t0, t1, start, hist[32] = { 0 };
+	uint64_t cpu0 = 0, cpu1;
 	uint64_t *rt_ns, *rt_rx, *rt_tx;
 	unsigned long long b0, a0, b1, a1;
 	struct rusage ru0 = { 0 }, ru1;
@@ -855,8 +896,10 @@ int main(int argc, char **argv)
 				return 1;
 			start = now_ns();
 		}
-		if (i == 0)
+		if (i == 0) {
 			getrusage(RUSAGE_SELF, &ru0);
+			cpu0 = cpu_ns();
+		}
 		memset(tx, i & 0xff, size);
 		memcpy(tx, &i, sizeof(i));
 		t0 = now_ns();
@@ -931,6 +974,7 @@ int main(int argc, char **argv)
 		rt_rx[i] = rx_hw;
 	}
 	getrusage(RUSAGE_SELF, &ru1);
+	cpu1 = cpu_ns();
 	if (!raw && !nohw) {
 		/* the last requests' stamps */
 		usleep(1000);
@@ -988,10 +1032,12 @@ int main(int argc, char **argv)
 			printf(",%.1f", proc[hw_n * i / 100] / 1e3);
 		printf(",%.1f,%.1f\n", proc[hw_n * 99 / 100] / 1e3,
 		       proc[hw_n - 1] / 1e3);
+		proc_hist(proc, hw_n);
 	} else {
 		printf("rtt_hw_avg_us=n/a\n");
 	}
 	printf("ctx_voluntary=%ld\n", ru1.ru_nvcsw - ru0.ru_nvcsw);
+	printf("cpu_self_us=%.1f\n", (cpu1 - cpu0) / 1e3);
 	if (busy_us > 0)
 		printf("busy_poll_rx=%ld\n", netstat("BusyPollRxPackets") - busy0);
 	if (uring)

@@ -339,13 +339,16 @@ def pmd_dispatch_clients(t, count, port=7, poll=False):
 
 def wire_turnarounds(pcap, skip=0):
     """Every client flow's turnarounds on the wire, pooled (ns), the
-    number of flows, and how the flows shared the server
-    (wirecap.fairness); the first skip round trips of each flow are its
-    warm-up, and the turnaround after them its wait at the start barrier."""
+    number of flows, how the flows shared the server (wirecap.fairness)
+    and the turnarounds inside its window; the first skip round trips of
+    each flow are its warm-up, and the turnaround after them its wait at
+    the start barrier."""
     frames = wirecap.read_pcap(pcap)
     fl = wirecap.flows(frames, skip=skip)
-    return ([x for f in fl.values() for x in f["turn"]], len(fl),
-            wirecap.fairness(frames, skip=skip))
+    fair = wirecap.fairness(frames, skip=skip)
+    window = ([x for f in fl.values() for x, at in zip(f["turn"], f["turn_at"])
+               if fair["start_ns"] <= at <= fair["end_ns"]] if fair else [])
+    return ([x for f in fl.values() for x in f["turn"]], len(fl), fair, window)
 
 
 def pmd_pingpong(size, count, port=7):
@@ -777,14 +780,49 @@ def exp_multiplex(run, quick):
     return res
 
 
-def _wire_fields(turn, flows, fair):
+def _wire_fields(turn, flows, fair, window=()):
+    """window: the turnarounds whose reply came while every client ran
+    (the fairness window): the steady state of T clients, without the
+    start-up of some and the exits of others."""
     turn.sort()
+    window = sorted(window)
     return {"wire_flows": flows, "wire_n": len(turn), "fairness": fair,
+            "wire_window_n": len(window),
+            "wire_window_p50_us": round(window[len(window) // 2] / 1000, 1) if window else None,
+            "wire_window_p99_us": round(window[len(window) * 99 // 100] / 1000, 1)
+            if window else None,
             "wire_p50_us": round(turn[len(turn) // 2] / 1000, 1) if turn else None,
             "wire_p99_us": round(turn[len(turn) * 99 // 100] / 1000, 1) if turn else None,
             "wire_quantiles_us": [round(turn[min(len(turn) - 1, int(q / 100 * len(turn)))] / 1000, 1)
                                   for q in (1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 100)]
             if turn else []}
+
+
+def hist_ns(k):
+    """The middle of udp_pingpong's proc_hist_ns bucket k, in ns: keys
+    below 16 are exact; key 16 e + s holds [(16 + s) << (e - 4),
+    (17 + s) << (e - 4))."""
+    if k < 16:
+        return float(k)
+    e, sub = divmod(k, 16)
+    return ((16 + sub) << (e - 4)) + (1 << (e - 4)) / 2
+
+
+def hist_quantiles(hist, qs):
+    """The q-th percentiles (µs) of a pooled bucket histogram {key: count},
+    each the middle of the bucket that holds sample int(q / 100 * N) (the
+    same rank the clients' own percentiles take), within 3 %."""
+    n = sum(hist.values())
+    keys = sorted(hist)
+    out = []
+    for q in qs:
+        rank, seen = min(n - 1, int(q / 100 * n)), 0
+        for k in keys:
+            seen += hist[k]
+            if seen > rank:
+                out.append(round(hist_ns(k) / 1000, 1))
+                break
+    return out
 
 
 def client_done(text, count):
@@ -824,8 +862,8 @@ def multiplex_sockets(run, name, t, count_all, pcap, victim=None):
     out = run.guest("multiplex", cmd, f"echo:{PEER_NS}", timeout=max(3000, 3 * count),
                     pcap=pcap)
     sec = sections(out)
-    pts, p50s, p99s, bad, samples, lost, diag = [], [], [], 0, 0, 0, []
-    harts = {}
+    p50s, p99s, bad, samples, lost, diag = [], [], 0, 0, 0, []
+    harts, hist, cpu = {}, {}, []
     for i in range(1, t + 1):
         text = sec.get(f"c{i}", "")
         d = client_done(text, count)
@@ -840,23 +878,33 @@ def multiplex_sockets(run, name, t, count_all, pcap, victim=None):
             # what the client's kernel showed at its first loss
             diag += [f"client {i}: " + ln for ln in text.splitlines()
                      if ln.startswith(("diag ", "lost="))][:60]
-        if "proc_cdf_us" not in d:
+        if "cpu_self_us" in d:
+            cpu.append(float(d["cpu_self_us"]) / count)
+        if "proc_hist_ns" not in d:
             continue
         samples += int(d["hw_samples"])
-        pts += [float(x) for x in d["proc_cdf_us"].split(",")]
+        for kv_ in d["proc_hist_ns"].split(","):
+            k, c = kv_.split(":")
+            hist[int(k)] = hist.get(int(k), 0) + int(c)
         p50s.append(float(d["proc_p50_us"]))
         p99s.append(float(d["proc_p99_us"]))
-    pts.sort()
+    # every client's samples pooled (not its percentiles: those would
+    # give each client's maximum the weight of 1 in 22 samples)
+    pts = hist_quantiles(hist, range(1, 101)) if hist else []
+    p50, p99 = hist_quantiles(hist, (50, 99)) if hist else (None, None)
+    cpu.sort()
     row = {"contender": name, "threads": t, "count": count,
            "clients_ok": t - bad,
            "hw_samples": samples, "lost": lost,
            "rx_harts": dict(sorted(harts.items(), key=lambda kv: int(kv[0]))),
            "loss_diagnostics": diag,
            "pooled_quantiles_us": pts,
-           "p50_us": pts[len(pts) // 2] if pts else None,
-           "p99_us": pts[len(pts) * 99 // 100] if pts else None,
+           "p50_us": p50, "p99_us": p99,
            "median_client_p50_us": sorted(p50s)[len(p50s) // 2]
-           if p50s else None}
+           if p50s else None,
+           # each client's CPU time per measured round trip (µs)
+           "cpu_per_rt_us": {"min": round(cpu[0], 1), "p50": round(cpu[len(cpu) // 2], 1),
+                             "max": round(cpu[-1], 1)} if cpu else None}
     # the row cache during the run (warm-up and start-up included)
     ict = [int(x) for x in sec.get("ict", "").split() if x.isdigit()]
     if len(ict) == 4:
@@ -882,11 +930,11 @@ def multiplex_dpdk(run, t, count, pcap, name="dpdk"):
     done = [client_done(sec.get(f"c{w}", ""), count) for w in range(t)]
     bad = done.count(None)
     lost = sum(int(d["lost"]) for d in done if d is not None)
-    turn, flows, fair = wire_turnarounds(pcap)
+    turn, flows, fair, window = wire_turnarounds(pcap)
     row = {"contender": name, "threads": t, "count": count, "clients_ok": t - bad,
            "hw_samples": 0, "lost": lost, "loss_diagnostics": [],
            "dispatcher_ok": "dispatch_rc=0" in out, "dispatcher": dispatcher_counts(out)}
-    row.update(_wire_fields(turn, flows, fair))
+    row.update(_wire_fields(turn, flows, fair, window))
     # its processing time is the wire's turnaround (the plot and the table)
     row.update(pooled_quantiles_us=row["wire_quantiles_us"], p50_us=row["wire_p50_us"],
                p99_us=row["wire_p99_us"], median_client_p50_us=None)
@@ -1280,16 +1328,22 @@ def report_multiplex(r):
         lines.append(f"| {k} | - | - | - | - | missing: {why} | | |")
     share = ["| contender | T | window (ms) | round trips per second, all clients | "
              "Jain's index | round trips per client, min / max | fair-share turn (ms) | "
-             "turnaround p99 / fair-share turn |", "|---|---:|---:|---:|---:|---|---:|---:|"]
+             "turnaround p99 / fair-share turn: while all ran, whole run | "
+             "CPU time per round trip, min / median / max of the clients (µs) |",
+             "|---|---:|---:|---:|---:|---|---:|---|---|"]
     for x in r["rows"]:
         f = x.get("fairness")
         turn = x["threads"] / f["round_trips_per_s"] * 1e3 if f and f["round_trips_per_s"] else None
+        c = x.get("cpu_per_rt_us")
+        cpu = f"{c['min']:,.0f} / {c['p50']:,.0f} / {c['max']:,.0f}" if c else "-"
+
+        def turns(key):
+            return f"{x[key] / 1e3 / turn:.1f}" if x.get(key) else "-"
         share.append(f"| {x['contender']} | {x['threads']} | "
                      + (f"{f['window_ms']:,.1f} | {f['round_trips_per_s']:,.0f} | "
                         f"{f['jain']:.3f} | {f['min']:,} / {f['max']:,} | {turn:,.2f} | "
-                        + (f"{x['wire_p99_us'] / 1e3 / turn:.1f} |" if x.get("wire_p99_us")
-                           else "- |") if f and turn else
-                        "- | - | - | no window | - | - |"))
+                        f"{turns('wire_window_p99_us')}, {turns('wire_p99_us')} | {cpu} |"
+                        if f and turn else "- | - | - | no window | - | - | - |"))
     acc = {x["threads"]: x["p50_us"] for x in r["rows"] if x["contender"] == "accio"}
     wire = {(x["contender"], x["threads"]): x.get("wire_p50_us") for x in r["rows"]}
     dp = sorted(t for c, t in wire if c == "dpdk")
@@ -1329,8 +1383,9 @@ def report_multiplex(r):
              f"{verdict(acc[t[-1]] > acc[1] if 1 in acc and t[-1] in acc else None, 'above T=1')} |\n"
              f"| DPDK (dispatcher + shared-memory FIFOs) | slowest | turnaround p50 {dpdk} | "
              f"{verdict(slowest, 'the longest turnaround at every T it ran')} |\n")
-    return ("Pooled: each client prints its processing-time percentiles (1, 5, 10, ..., "
-            "95, 99, 100); the CDF pools those points of all clients. A round trip has a "
+    return ("Pooled: each client prints all its processing times in buckets of 1/16 of an "
+            "octave (udp_pingpong's proc_hist_ns); the CDF and the percentiles are those of "
+            "all clients' samples together, each within 3 %. A round trip has a "
             "processing time when both its NIC timestamps reached the client: the request's "
             "transmit stamp is matched to it by its key (SOF_TIMESTAMPING_OPT_ID) whenever it "
             "comes, so an overloaded kernel that completes sends late still gives its "
@@ -1357,8 +1412,14 @@ def report_multiplex(r):
             "all), their min and max, and all clients' round trips per second. The "
             "fair-share turn is how long T clients sharing the harts evenly wait for "
             "one turn each at the rate they reached (T over the round trips per "
-            "second); the last column is the turnaround's p99 in such turns (1: every "
-            "client's next request leaves one fair turn after its reply).\n\n"
+            "second); then the turnaround's p99 in such turns (1: every "
+            "client's next request leaves one fair turn after its reply), first over "
+            "the round trips whose reply came in the window (T clients, the steady "
+            "state), then over the whole run (with the start-up and the exits of the "
+            "clients that finished first, when fewer than T share the harts); the "
+            "last column is each client's CPU time per round trip (its own count, "
+            "CLOCK_PROCESS_CPUTIME_ID): CFS shares CPU time, so a client whose round "
+            "trips cost less makes more of them.\n\n"
             + "\n".join(share) + "\n\n" + report_victims(r) + paper)
 
 

@@ -133,15 +133,16 @@ def datagrams(frames, mac):
 
 
 def flows(frames, mac=None, skip=0):
-    """{client port: {"turn": [ns...], "rtt": [ns...]}}: the same as
-    sections(), per UDP flow of the capturing station (its port: a request's
-    source, a reply's destination), for many clients at once. skip: each
-    flow's first round trips that are not measured (a warm-up): their
+    """{client port: {"turn": [ns...], "turn_at": [ns...], "rtt": [ns...]}}:
+    the same as sections(), per UDP flow of the capturing station (its
+    port: a request's source, a reply's destination), for many clients at
+    once; turn_at is the capture time of each turnaround's reply. skip:
+    each flow's first round trips that are not measured (a warm-up): their
     turnarounds, and the one after the last of them (a client may wait
     there, e.g. at udp_multi's barrier), are left out."""
     sent, out, last_rx, last_tx = {}, {}, {}, {}
     for t, way, p in datagrams(frames, mac or station(frames)):
-        fl = out.setdefault(p, {"turn": [], "rtt": []})
+        fl = out.setdefault(p, {"turn": [], "turn_at": [], "rtt": []})
         if way == "rx":
             if last_tx.get(p) is not None:
                 fl["rtt"].append(t - last_tx[p])
@@ -150,6 +151,7 @@ def flows(frames, mac=None, skip=0):
             sent[p] = sent.get(p, 0) + 1
             if last_rx.get(p) is not None and sent[p] > skip + 1:
                 fl["turn"].append(t - last_rx[p])
+                fl["turn_at"].append(last_rx[p])
             last_rx[p], last_tx[p] = None, t
     return out
 
@@ -161,8 +163,9 @@ def fairness(frames, mac=None, skip=0):
     that no client had finished; each flow's replies in it (0 for a client
     that did not get to run), Jain's index over those counts
     ((sum x)^2 / (n sum x^2): 1 when equal, 1/n when one flow takes all),
-    their min and max, and all flows' replies per second in the window.
-    None when there is no such window."""
+    their min and max, and all flows' replies per second in the window
+    (start_ns and end_ns: its capture times). None when there is no such
+    window."""
     first_tx, replies, sent = {}, {}, {}
     for t, way, p in datagrams(frames, mac or station(frames)):
         if way == "rx":
@@ -182,6 +185,7 @@ def fairness(frames, mac=None, skip=0):
               for p in flows]
     total = sum(counts)
     return {"flows": len(flows), "window_ms": round((end - start) / 1e6, 3),
+            "start_ns": start, "end_ns": end,
             "round_trips": total,
             "jain": round(total * total / (len(counts) * sum(c * c for c in counts)), 4)
             if total else None,

@@ -205,6 +205,16 @@ def test_figures_are_sane(quick):
             assert r["lost"] == 0, "\n".join([str(r["threads"])] + r["loss_diagnostics"])
             assert r["hw_samples"] == r["threads"] * res["multiplex"]["count_per_client"]
         assert r["pooled_quantiles_us"] == sorted(r["pooled_quantiles_us"])
+        if r["contender"] in ("linux", "accio"):
+            # every client's samples pooled from their histograms: one
+            # client's pooled percentiles are its own, within a bucket
+            if r["threads"] == 1:
+                assert abs(r["p50_us"] - r["median_client_p50_us"]) <= \
+                    0.035 * r["median_client_p50_us"], r
+            # each client's CPU time per round trip, and its spread
+            c = r["cpu_per_rt_us"]
+            assert 0 < c["min"] <= c["p50"] <= c["max"], (r["contender"], r["threads"], c)
+            assert r["wire_window_n"] <= r["wire_n"] and r["wire_window_p99_us"] > 0, r
     for t in res["multiplex"]["threads"]:
         got = {r["contender"]: r for r in rows(res, "multiplex", threads=t)}
         assert got["accio"]["p50_us"] < got["linux"]["p50_us"], t
