@@ -1065,5 +1065,10 @@ int main(int argc, char **argv)
 		if (f)
 			fclose(f);
 	}
+	/*
+	 * all of it before libaccio's exit line (ACCIO_STATS) on stderr, which
+	 * would otherwise land inside a line the buffer had half written
+	 */
+	fflush(stdout);
 	return bad ? 1 : 0;
 }
