@@ -133,14 +133,9 @@ def pingpong_cmd(count=300):
 
 def pingpong(timing):
     """Linux and Accio (blocking) 64-byte processing p50 in µs, one boot."""
-    saved = accio.TIMING
-    accio.TIMING = timing
-    try:
-        t = time.monotonic()
-        r = accio.run(pingpong_cmd(), icount=SHIFT, wire="echo:20000", timeout=900)
-        wall = time.monotonic() - t
-    finally:
-        accio.TIMING = saved
+    t = time.monotonic()
+    r = accio.run(pingpong_cmd(), icount=SHIFT, wire="echo:20000", timeout=900, timing=timing)
+    wall = time.monotonic() - t
     if r.rc:
         raise SystemExit(f"bench_timing: ping-pong ({timing or 'icount'}) failed:\n"
                          f"{r.output[-2000:]}")
@@ -159,18 +154,14 @@ def pingpong(timing):
 def boot_wall(timing, runs=3):
     """Seconds of wall time a boot to the first command takes (the best of
     RUNS), in the timing mode TIMING or plain icount ("")."""
-    saved, best = accio.TIMING, None
-    accio.TIMING = timing
-    try:
-        for _ in range(runs):
-            t = time.monotonic()
-            r = accio.run("true", icount=SHIFT, wire="none", timeout=600)
-            w = time.monotonic() - t
-            if r.rc:
-                raise SystemExit(f"bench_timing: boot ({timing or 'icount'}) failed")
-            best = w if best is None else min(best, w)
-    finally:
-        accio.TIMING = saved
+    best = None
+    for _ in range(runs):
+        t = time.monotonic()
+        r = accio.run("true", icount=SHIFT, wire="none", timeout=600, timing=timing)
+        w = time.monotonic() - t
+        if r.rc:
+            raise SystemExit(f"bench_timing: boot ({timing or 'icount'}) failed")
+        best = w if best is None else min(best, w)
     return round(best, 2)
 
 

@@ -684,7 +684,7 @@ class Session:
 
     def __init__(self, command, smp=4, mem="1G", icount=None, wire="user", verbose=False,
                  cmdline_extra="", qemu_extra=(), fwd_udp=(), add=(), pkgs=(), mac=GUEST_MAC,
-                 pcap=None, seed=None):
+                 pcap=None, seed=None, timing=None):
         entries = [e for h, g in add for e in host_entries(h, g)]
         layers = [debian_layer(list(pkgs))] if pkgs else []
         try:
@@ -696,10 +696,14 @@ class Session:
         self.command = command
         self.tmp = tempfile.mkdtemp(prefix="accio-qmp-")
         qmp_path = os.path.join(self.tmp, "qmp.sock")
+        # timing: this run's timing mode ("" plain icount), else ACCIO_TIMING's,
+        # unless qemu_extra has a timing plugin of its own
+        own = any("rocket_timing" in str(x) for x in qemu_extra)
+        if timing is not None and not own:
+            qemu_extra = list(qemu_extra) + timing_qemu_args(timing)
         self.cmd = qemu_cmdline(smp, mem, icount, wire, self.script, False, cmdline_extra,
                                 fwd_udp, qmp=qmp_path, mac=mac, pcap=pcap,
-                                seed=seed,
-                                timing=not any("rocket_timing" in str(x) for x in qemu_extra)) \
+                                seed=seed, timing=timing is None and not own) \
             + list(qemu_extra)
         self.t0 = time.monotonic()
         # unique among the sessions of this process (threads may start several)
@@ -754,7 +758,7 @@ class Session:
 
 def run(command, smp=4, mem="1G", icount=None, wire="user", timeout=600,
         verbose=False, cmdline_extra="", qemu_extra=(), fwd_udp=(), add=(), pkgs=(),
-        pcap=None, seed=None):
+        pcap=None, seed=None, timing=None):
     """Boot the SoC, run a shell command in the guest, return a Result.
 
     fwd_udp: (host port, guest port) pairs forwarded on the user wire.
@@ -765,9 +769,11 @@ def run(command, smp=4, mem="1G", icount=None, wire="user", timeout=600,
     the diagnostics (Guest.diagnose) are added to it and to the error.
     pcap: a file that gets every frame on the NIC's wire, both ways, with
     the virtual time it crossed (nanosecond pcap, first 128 bytes).
-    seed: the guest's randomness under icount (default SEED)."""
+    seed: the guest's randomness under icount (default SEED).
+    timing: the Rocket timing mode of this run ("rocket:dram=N,...", or ""
+    for plain icount; default ACCIO_TIMING's)."""
     return Session(command, smp, mem, icount, wire, verbose, cmdline_extra, qemu_extra,
-                   fwd_udp, add, pkgs, pcap=pcap, seed=seed).finish(timeout)
+                   fwd_udp, add, pkgs, pcap=pcap, seed=seed, timing=timing).finish(timeout)
 
 
 PAIR_NET = {"server": ("10.0.3.1/24", "52:54:00:ac:c1:01"),

@@ -59,12 +59,8 @@ def test_timing_mode_agrees_with_the_rtl_soc(elf):
 def test_pingpong_in_timing_mode_slower_for_linux_than_accio(tmp_path):
     out = tmp_path / "timing.out"
     plain = bench_timing.pingpong("")
-    saved = accio.TIMING
-    accio.TIMING = f"rocket:dram=30,out={out}"
-    try:
-        r = accio.run(bench_timing.pingpong_cmd(), icount=4, wire="echo:20000", timeout=900)
-    finally:
-        accio.TIMING = saved
+    r = accio.run(bench_timing.pingpong_cmd(), icount=4, wire="echo:20000", timeout=900,
+                  timing=f"rocket:dram=30,out={out}")
     assert r.rc == 0, r.output[-3000:]
     got = {}
     for part in r.output.split("@")[1:]:
