@@ -72,10 +72,6 @@ def build_timing(qemu=True, defines=()):
     return out
 
 
-def build_qemu_timing():
-    return build_timing(True)
-
-
 def per_op(d):
     return {k: d[k] / d[f"{k}_ops"] for k, _ in BENCHES if k in d and d.get(f"{k}_ops")}
 
@@ -173,7 +169,7 @@ def main():
     ap.add_argument("--no-pingpong", action="store_true")
     a = ap.parse_args()
     drams = [int(x) for x in a.dram.split(",")]
-    elf = build_qemu_timing()
+    elf = build_timing(True)
     res = {"shift": SHIFT, "calibration": [], "pingpong": []}
     for d in drams:
         res["calibration"] += calibration(d, elf)
