@@ -124,13 +124,15 @@ class AccioUncore(val p: UncoreParams) extends Module {
     builder.io.busy || doorbells.io.count =/= 0.U || linkQ.io.count =/= 0.U
 }
 
-/** Verilog for one configuration: `Emit OUTDIR [ROWS [HARTS]]`. */
+/** Verilog for one configuration: `Emit OUTDIR [ROWS [HARTS [nic]]]`; with `nic`, the uncore
+  * with its NIC (`AccioNicUncore.sv`), else the uncore alone (`AccioUncore.sv`). */
 object Emit extends App {
   val out = if (args.length > 0) args(0) else "build/rtl"
   val rows = if (args.length > 1) args(1).toInt else 64
   val harts = if (args.length > 2) args(2).toInt else 4
+  val withNic = args.length > 3 && args(3) == "nic"
   _root_.circt.stage.ChiselStage.emitSystemVerilogFile(
-    new AccioUncore(UncoreParams(rows, harts)),
+    if (withNic) new AccioNicUncore(UncoreParams(rows, harts)) else new AccioUncore(UncoreParams(rows, harts)),
     args = Array("--target-dir", out),
     firtoolOpts = Array("-disable-all-randomization", "-strip-debug-info", "--lowering-options=disallowLocalVariables")
   )

@@ -27,10 +27,13 @@ object Ring {
 }
 
 /** DMA writer: writes a stream of 64-bit words into a ring with INCR bursts (one burst in
-  * flight), the last beat's strobes cut at `bytes`. Reports whether every response was OKAY. */
-class DmaWriter extends Module {
+  * flight), the last beat's strobes cut at `bytes`. Reports whether every response was OKAY.
+  * With `skipFirst`, the strobes of the transfer's first beat also leave out its lowest `skip`
+  * bytes (sampled with the command): a buffer that starts inside a word. */
+class DmaWriter(skipFirst: Boolean = false) extends Module {
   val io = IO(new Bundle {
     val cmd = Flipped(Decoupled(new RingXfer))
+    val skip = if (skipFirst) Some(Input(UInt(3.W))) else None
     val data = Flipped(Decoupled(UInt(64.W)))
     val done = Valid(Bool()) // true: an error response was seen
     val axi = new Bundle {
@@ -45,6 +48,7 @@ class DmaWriter extends Module {
   val beatsLeft = Reg(UInt(9.W))
   val inBurst = Reg(UInt(5.W))
   val err = Reg(Bool())
+  val skip = RegInit(0.U(3.W))
   val (addr, n) = Ring.burst(x.base, x.size, x.ptr, beatsLeft)
 
   io.cmd.ready := state === sIdle
@@ -54,6 +58,7 @@ class DmaWriter extends Module {
     x := io.cmd.bits
     beatsLeft := (io.cmd.bits.bytes +& 7.U) >> 3
     err := false.B
+    io.skip.foreach(skip := _)
     state := Mux(io.cmd.bits.bytes === 0.U, sDone, sAddr)
   }
 
@@ -72,12 +77,14 @@ class DmaWriter extends Module {
   io.axi.w.valid := state === sData && io.data.valid
   io.data.ready := state === sData && io.axi.w.ready
   io.axi.w.bits.data := io.data.bits
-  io.axi.w.bits.strb := Mux(lastOfXfer && tail =/= 0.U, UIntToOH(tail) - 1.U, "hff".U)
+  io.axi.w.bits.strb := Mux(lastOfXfer && tail =/= 0.U, UIntToOH(tail) - 1.U, "hff".U) &
+    ~(UIntToOH(skip, 8) - 1.U)(7, 0)
   io.axi.w.bits.last := inBurst === 1.U
   when(io.axi.w.fire) {
     inBurst := inBurst - 1.U
     beatsLeft := beatsLeft - 1.U
     x.ptr := x.ptr + 8.U
+    skip := 0.U
     when(inBurst === 1.U) { state := sResp }
   }
   io.axi.b.ready := state === sResp
