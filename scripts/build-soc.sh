@@ -5,7 +5,9 @@
 #   rocket  rocket-chip 1.2.6 (Maven) elaborates ExampleRocketSystem with our
 #           configuration (hardware/soc/src) and boot ROM: Verilog, the AXI
 #           ID map of its MMIO port
-#   uncore  the uncore's Chisel (hardware/rtl) emitted with 16 rows, HARTS harts
+#   uncore  the uncore's Chisel (hardware/rtl) emitted with 16 rows, HARTS harts,
+#           with the NIC in front of it (AccioNicUncore; the diplomatic SoC:
+#           the uncore alone)
 #   sim     the Verilog top (hardware/soc/gen_top.py), the MMIO bridge
 #           (hardware/soc/vsrc) and the harness (hardware/soc/harness)
 #           compiled by Verilator
@@ -57,15 +59,16 @@ if [ ! -f "$R/AccioRocket$HARTS.v" ]; then
 	rm -rf "$R" && mv "$R.tmp" "$R"
 fi
 
+if [ -n "$DIP" ]; then UTOP=AccioUncore; NIC=; else UTOP=AccioNicUncore; NIC=nic; fi
 ukey=$(hash_inputs "$ROOT/hardware/rtl/src/main" "$ROOT/hardware/rtl/pom.xml" \
-	"$ROOT/hardware/generated/AccioRegs.scala"; echo "$ROWS $HARTS")
+	"$ROOT/hardware/generated/AccioRegs.scala"; echo "$ROWS $HARTS $UTOP")
 ukey=$(echo "$ukey" | sha256sum | cut -c1-16)
 U=$SC/uncore-$ROWS-$HARTS-$ukey
-if [ ! -f "$U/AccioUncore.sv" ]; then
-	log "uncore: $ROWS rows, $HARTS hart(s)"
+if [ ! -f "$U/$UTOP.sv" ]; then
+	log "uncore: $ROWS rows, $HARTS hart(s) ($UTOP)"
 	rm -rf "$U.tmp"
 	run_logged "$SC/uncore.log" uncore make -C "$ROOT/hardware/rtl" verilog ROWS="$ROWS" \
-		HARTS="$HARTS" OUTDIR="$U.tmp"
+		HARTS="$HARTS" OUTDIR="$U.tmp" NIC="$NIC"
 	rm -rf "$U" && mv "$U.tmp" "$U"
 fi
 
@@ -79,7 +82,7 @@ TRACE=${TRACE:-0}
 VFLAGS="-O2 --x-assign fast --x-initial fast --noassert -Wno-fatal -Wno-lint -Wno-style
 	-Wno-PINCONNECTEMPTY +define+PRINTF_COND=0 +define+STOP_COND=0"
 [ "$TRACE" = 1 ] && VFLAGS="$VFLAGS --trace-fst"
-skey=$(hash_inputs "$TOP" "$SOC/vsrc" "$SOC/harness" "$U/AccioUncore.sv" \
+skey=$(hash_inputs "$TOP" "$SOC/vsrc" "$SOC/harness" "$U/$UTOP.sv" \
 	"$R/AccioRocket$HARTS.v"; echo "$VFLAGS"; verilator --version)
 skey=$(echo "$skey" | sha256sum | cut -c1-16)
 S=$SC/sim-$HARTS$SFX-$skey
@@ -90,8 +93,8 @@ if [ ! -x "$S/soc-sim" ]; then
 	# shellcheck disable=SC2086
 	run_logged "$S.tmp/verilator.log" verilator verilator --cc --exe --build -j "$JOBS" $VFLAGS \
 		--top-module AccioSoC -Mdir "$S.tmp/obj" -o ../soc-sim \
-		-CFLAGS "-O1 -std=c++17" -LDFLAGS "-static-libstdc++" \
-		"$TOP" "$SOC/vsrc/AccioMmioBridge.sv" "$U/AccioUncore.sv" \
+		-CFLAGS "-O1 -std=c++17 ${NIC:+-DSOC_NIC}" -LDFLAGS "-static-libstdc++" \
+		"$TOP" "$SOC/vsrc/AccioMmioBridge.sv" "$U/$UTOP.sv" \
 		"$R/AccioRocket$HARTS.v" "$R/plusarg_reader.v" "$SOC/harness/harness.cc"
 	rm -rf "$S.tmp/obj"
 	rm -rf "$S" && mv "$S.tmp" "$S"

@@ -1,21 +1,23 @@
 #!/usr/bin/env python3
 """Write the SoC's Verilog top: Rocket (rocket-chip's ExampleRocketSystem),
-the MMIO bridge and the Accio uncore, joined at the Verilog level.
+the MMIO bridge and the Accio uncore with its NIC (AccioNicUncore), joined
+at the Verilog level.
 
 usage: gen_top.py ROCKET.v MMIO_IDS HARTS OUT.sv
        gen_top.py --diplomatic ROCKET.v HARTS OUT.sv
 
 --diplomatic: ROCKET.v is AccioRocketSystem (WithAccioUncore: the uncore
 attached by rocket-chip's diplomacy, behind the AccioUncoreGlue black box).
-Writes the glue (the MMIO bridge and the uncore) and a top with the same
-ports as the other, for the same harness: the MMIO port carries only the
+Writes the glue (the MMIO bridge and the uncore, without a NIC) and a top
+for the same harness: the wire goes straight to the uncore, whose
+normal-path port goes out to the harness; the MMIO port carries only the
 console there.
 
 The memory port (mem_axi4_0_*) goes out to the harness's memory model
-unchanged; the MMIO port goes to AccioMmioBridge; the uncore's DMA master
-into Rocket's front port (l2_frontend_bus_axi4_0_*, coherent with the
-caches); the uncore's event interrupt is PLIC source 1, hart h's wake-up
-interrupt source 2 + h. The ID of hart 0's uncached data accesses comes
+unchanged; the MMIO port goes to AccioMmioBridge; the DMA master of the
+uncore and NIC into Rocket's front port (l2_frontend_bus_axi4_0_*, coherent
+with the caches); the uncore's event interrupt is PLIC source 1, hart h's
+wake-up interrupt source 2 + h, the NIC's source 2 + HARTS. The ID of hart 0's uncached data accesses comes
 from the ID map that Emit wrote (MMIO_IDS); the others must follow it.
 """
 import re
@@ -52,8 +54,9 @@ U_WIRES = """  wire u_aw_ready, u_aw_valid, u_aw_user, u_w_ready, u_w_valid, u_b
   wire [1:0] u_b_resp, u_r_resp;"""
 
 
-def soc_ports(w, mem, harts):
-    """The ports of AccioSoC, the module the harness drives."""
+def soc_ports(w, mem, harts, nic):
+    """The ports of AccioSoC, the module the harness drives: the wire (with
+    the NIC, only the wire; without, also the uncore's normal-path port)."""
     w("module AccioSoC (")
     w("  input clock, input reset,")
     for d, r, n in mem:
@@ -61,10 +64,11 @@ def soc_ports(w, mem, harts):
     w("  output cons_valid, output [7:0] cons_off, output [63:0] cons_data,")
     w("  output rx_ready, input rx_valid, input [63:0] rx_data, input [7:0] rx_keep, input rx_last,")
     w("  input tx_ready, output tx_valid, output [63:0] tx_data, output [7:0] tx_keep, output tx_last,")
-    w("  input toNic_ready, output toNic_valid, output [63:0] toNic_data, output [7:0] toNic_keep,")
-    w("  output toNic_last,")
+    if not nic:
+        w("  input toNic_ready, output toNic_valid, output [63:0] toNic_data, output [7:0] toNic_keep,")
+        w("  output toNic_last,")
     w("  input [47:0] mac, input [63:0] time_ns, input link_valid, input link_up,")
-    w(f"  output [{harts - 1}:0] irq_wake, output irq_event")
+    w(f"  output [{harts - 1}:0] irq_wake, output irq_event{', output irq_nic' if nic else ''}")
     w(");")
 
 
@@ -80,10 +84,11 @@ def bridge(w, params, s, u, cons, name="bridge"):
     w("  );")
 
 
-def uncore(w, d, nic, misc):
-    """An AccioUncore instance on the bridge's u_* wires: d(field) names its
-    DMA master's signals, nic(stream, field) its streams', misc the rest."""
-    w("  AccioUncore uncore (")
+def uncore(w, d, nic, misc, module="AccioUncore"):
+    """An AccioUncore (or AccioNicUncore: the uncore with the NIC in front)
+    instance on the bridge's u_* wires: d(field) names its DMA master's
+    signals, nic(stream, field) its streams', misc the rest."""
+    w(f"  {module} uncore (")
     u = ["    .clock(clock)", "    .reset(reset)"]
     for f in ["aw_ready", "aw_valid", "w_ready", "w_valid", "b_ready", "b_valid", "ar_ready",
               "ar_valid", "r_ready", "r_valid"]:
@@ -102,13 +107,15 @@ def uncore(w, d, nic, misc):
               "ar_addr", "ar_len", "ar_size", "ar_burst", "r_data", "r_resp", "r_last"]:
         u.append(f"    .io_dma_{f.replace('_', '_bits_', 1)}({d(f)})")
     u.append(f"    .io_dma_b_bits({d('b_resp')})")
-    for st in ("rx", "tx", "toNic"):
+    streams = ("rx", "tx") if module == "AccioNicUncore" else ("rx", "tx", "toNic")
+    for st in streams:
         u += [f"    .io_{st}_ready({nic(st, 'ready')})", f"    .io_{st}_valid({nic(st, 'valid')})",
               f"    .io_{st}_bits_data({nic(st, 'data')})",
               f"    .io_{st}_bits_keep({nic(st, 'keep')})",
               f"    .io_{st}_bits_last({nic(st, 'last')})"]
-    u += ["    .io_rxVerdict_valid()", "    .io_rxVerdict_bits()", "    .io_busy()",
-          "    .io_rxRecord()"]
+    u.append("    .io_busy()")
+    if module == "AccioUncore":
+        u += ["    .io_rxVerdict_valid()", "    .io_rxVerdict_bits()", "    .io_rxRecord()"]
     u += [f"    .io_{k}({v})" for k, v in misc.items()]
     w(",\n".join(u))
     w("  );")
@@ -132,7 +139,7 @@ def main():
     w = L.append
     w("// SPDX-License-Identifier: MIT")
     w("// Generated by hardware/soc/gen_top.py: do not edit.")
-    soc_ports(w, mem, harts)
+    soc_ports(w, mem, harts, nic=True)
     w("  wire [7:0] m_aw_id, m_ar_id, m_b_id, m_r_id;")
     for n, width in [("aw_addr", 31), ("ar_addr", 31)]:
         w(f"  wire [{width - 1}:0] m_{n};")
@@ -149,9 +156,10 @@ def main():
     w("  wire [2:0] d_aw_size, d_ar_size;")
     w("  wire [1:0] d_aw_burst, d_ar_burst, d_b_resp, d_r_resp;")
     w(f"  wire [{harts - 1}:0] wake;")
-    w("  wire event_irq;")
+    w("  wire event_irq, nic_irq;")
     w("  assign irq_wake = wake;")
     w("  assign irq_event = event_irq;")
+    w("  assign irq_nic = nic_irq;")
     w("")
     w("  ExampleRocketSystem rocket (")
     conn = ["    .clock(clock)", "    .reset(reset)"]
@@ -179,16 +187,17 @@ def main():
                 conn.append(f"    .{n}(d_{f}[31:0])")
             else:
                 conn.append(f"    .{n}(d_{f})")
-    conn.append("    .interrupts({wake, event_irq})")
+    conn.append("    .interrupts({nic_irq, wake, event_irq})")
     w(",\n".join(conn))
     w("  );")
     w("")
-    bridge(w, f".HARTS({harts}), .HART_ID0(8'd{id0})", lambda f: f"m_{f}", lambda f: f"u_{f}",
-           lambda f: f"cons_{f}")
+    bridge(w, f".HARTS({harts}), .HART_ID0(8'd{id0}), .NIC(1)", lambda f: f"m_{f}",
+           lambda f: f"u_{f}", lambda f: f"cons_{f}")
     w("")
     uncore(w, lambda f: f"d_{f}", lambda st, f: f"{st}_{f}",
            {"mac": "mac", "time": "time_ns", "link_valid": "link_valid", "link_bits": "link_up",
-            "irqWake": "wake", "irqEvent": "event_irq"})
+            "irqWake": "wake", "irqEvent": "event_irq", "irqNic": "nic_irq"},
+           module="AccioNicUncore")
     w("endmodule")
     open(out, "w").write("\n".join(L) + "\n")
 
@@ -252,7 +261,7 @@ def diplomatic(rocket, harts, out):
     w("endmodule")
     w("")
     # the top the harness knows: memory out, console on the MMIO port
-    soc_ports(w, mem, harts)
+    soc_ports(w, mem, harts, nic=False)
     idw = next(int(r[1:-1].split(":")[0]) + 1 for d, r, n in rp if n == "mmio_axi4_0_aw_bits_id")
     for n, width in [("aw_id", idw), ("ar_id", idw), ("b_id", idw), ("r_id", idw), ("aw_addr", 31),
                      ("ar_addr", 31), ("aw_len", 8), ("ar_len", 8), ("w_strb", 8),

@@ -24,10 +24,12 @@
 #define SOC_UNCORE_K	0x60000000UL	/* kernel alias: privileged accesses */
 #define SOC_UNCORE_U	0x60100000UL	/* user alias: checked against CTX[hart] */
 #define SOC_CTX		0x60200000UL	/* CTX[h] at +8h: the ASID hart h runs */
+#define SOC_NIC		0x60300000UL	/* the NIC's registers (AccioNicUncore) */
 #define SOC_CONSOLE	0x70000000UL
 #define SOC_PLIC	0x0c000000UL
 #define SOC_IRQ_EVENT	1		/* PLIC sources */
 #define SOC_IRQ_WAKE(h)	(2 + (h))
+#define SOC_IRQ_NIC(harts)	(2 + (harts))
 #else
 /*
  * The same programs on QEMU's virt machine with the uncore's C model
@@ -42,6 +44,9 @@
 #define SOC_NIC		0x10200000UL
 #define SOC_IRQ_WAKE(h)	(13 + (h))
 #endif
+
+/* Where the harness puts a devicetree blob for firmware (the boot ROM's a1) */
+#define SOC_DTB		0x82200000UL
 
 static inline void mmio_w64(uintptr_t a, uint64_t v)
 {
@@ -100,11 +105,12 @@ static inline void putch(char c)
 #endif
 }
 
-/* The NIC's part (QEMU's NIC model: enabled, station MAC 02:00:00:00:00:02;
- * the SoC's harness wire takes the uncore's frames as they are) */
+/* The NIC's part: enabled, station MAC 02:00:00:00:00:02 (the SoC with the
+ * NIC in front of the uncore and QEMU's; the diplomatic SoC's wire reaches
+ * the uncore directly) */
 static inline void nic_up(void)
 {
-#ifdef SOC_QEMU
+#ifdef SOC_NIC
 	*(volatile uint64_t *)(SOC_NIC + ACCIO_NIC_MACADDR) = 0x020000000002ull;
 	*(volatile uint64_t *)(SOC_NIC + ACCIO_NIC_CTRL) = ACCIO_NIC_CTRL_ENABLE_MASK;
 #endif

@@ -16,6 +16,8 @@
 //     hart to another address space (CTXBASE, reachable only through kernel
 //     mappings). A user access is checked with the ASID of the address
 //     space the hart runs, which is what the row's owner check needs.
+// With NIC set, the NIC's registers (NICBASE, 4 KiB) go to the same slave at
+// offsets with bit 31 set (AccioNicUncore), as privileged accesses.
 // One read and one write at a time; bursts (never issued by the cores'
 // uncached paths) get SLVERR beats.
 module AccioMmioBridge #(
@@ -27,6 +29,8 @@ module AccioMmioBridge #(
   parameter logic [30:0] UBASE = 31'h0010_0000,
   parameter logic [30:0] CTXBASE = 31'h0020_0000,
   parameter logic [30:0] CONSBASE = 31'h1000_0000,
+  parameter bit NIC = 0,                          // the uncore's slave has the NIC's registers
+  parameter logic [30:0] NICBASE = 31'h0030_0000,  // at offsets with bit 31 set
   parameter logic [30:0] WINDOW = 31'h0010_0000   // size of each alias
 ) (
   input  logic clock, reset,
@@ -51,13 +55,18 @@ module AccioMmioBridge #(
   output logic [7:0] u_ar_hart, output logic [15:0] u_ar_asid, output logic u_ar_user,
   output logic u_r_ready, input logic u_r_valid, input logic [63:0] u_r_data,
   input  logic [1:0] u_r_resp,
-  // console: one store, one pulse (offset 0: a character, 8: exit code, 16: mark)
+  // console: one store, one pulse (offset 0: a character, 8: exit code, 16: mark);
+  // its first 8 bytes also read as a 16550 whose transmitter is always empty
+  // (LSR 0x60, IIR "THR empty"), so that firmware and Linux drivers for a
+  // ns16550a write characters through it; a write to offset 0 while LCR's
+  // divisor latch bit is set is the divisor, not a character
   output logic cons_valid, output logic [7:0] cons_off, output logic [63:0] cons_data
 );
   typedef enum logic [2:0] {IDLE, UNCORE, LOCAL, RESP} state_t;
 
   localparam int HB = $clog2(HARTS > 1 ? HARTS : 2);   // bits of a hart index
   logic [15:0] ctx [HARTS];
+  logic [7:0] lcr;   // the console's line control register (bit 7: divisor latch)
 
   function automatic logic [7:0] hart_of(logic [IDW-1:0] id);
     for (int h = 0; h < HARTS; h++)
@@ -69,6 +78,17 @@ module AccioMmioBridge #(
   endfunction
   function automatic logic in_win(logic [30:0] a, logic [30:0] base);
     return a >= base && a < base + WINDOW;
+  endfunction
+  function automatic logic in_nic(logic [30:0] a);
+    return NIC && a >= NICBASE && a < NICBASE + 31'h1000;
+  endfunction
+  // the uncore slave's offset: either alias of the uncore, or the NIC with bit 31 set
+  function automatic logic [31:0] u_off(logic [30:0] a);
+    if (in_nic(a)) return {1'b1, a - NICBASE};
+    return {1'b0, in_win(a, UBASE) ? a - UBASE : a - KBASE};
+  endfunction
+  function automatic logic to_uncore(logic [30:0] a);
+    return in_win(a, KBASE) || in_win(a, UBASE) || in_nic(a);
   endfunction
 
   // ---- reads ---------------------------------------------------------------
@@ -88,7 +108,7 @@ module AccioMmioBridge #(
   assign s_r_resp = r_resp;
   assign s_r_last = r_left == 0;
   assign u_ar_valid = rs == UNCORE && !r_sent;
-  assign u_ar_addr = {1'b0, in_win(r_addr, UBASE) ? r_addr - UBASE : r_addr - KBASE};
+  assign u_ar_addr = u_off(r_addr);
   assign u_ar_hart = hart_of(r_id);
   assign u_ar_asid = asid_of(u_ar_hart);
   assign u_ar_user = in_win(r_addr, UBASE);
@@ -104,13 +124,17 @@ module AccioMmioBridge #(
         r_addr <= s_ar_addr - PORT_BASE;
         r_left <= s_ar_len;
         r_sent <= 0;
-        if (s_ar_len == 0 && (in_win(ar_off, KBASE) || in_win(ar_off, UBASE)))
+        if (s_ar_len == 0 && to_uncore(ar_off))
           rs <= UNCORE;
         else begin
-          // context registers read back; the console reads as 0; bursts fail
+          // context registers read back; the console's 16550 registers
+          // (SCR MSR LSR MCR LCR IIR IER RBR); the rest reads 0; bursts fail
           r_resp <= s_ar_len == 0 ? 2'b00 : 2'b10;
-          r_data <= s_ar_len == 0 && in_win(ar_off, CTXBASE) &&
-                    ar_off[10:3] < 8'(HARTS) ? 64'(ctx[ar_off[3 +: HB]]) : 64'd0;
+          r_data <= s_ar_len != 0 ? 64'd0 :
+                    in_win(ar_off, CTXBASE) && ar_off[10:3] < 8'(HARTS) ?
+                      64'(ctx[ar_off[3 +: HB]]) :
+                    ar_off >= CONSBASE && ar_off < CONSBASE + 8 ?
+                      {8'h00, 8'h00, 8'h60, 8'h00, lcr, 8'hc2, 8'h00, 8'h00} : 64'd0;
           rs <= RESP;
         end
       end
@@ -147,7 +171,7 @@ module AccioMmioBridge #(
   assign s_b_id = w_id;
   assign s_b_resp = b_resp;
   assign u_aw_valid = ws == UNCORE && !aw_sent;
-  assign u_aw_addr = {1'b0, in_win(w_addr, UBASE) ? w_addr - UBASE : w_addr - KBASE};
+  assign u_aw_addr = u_off(w_addr);
   assign u_aw_hart = hart_of(w_id);
   assign u_aw_asid = asid_of(u_aw_hart);
   assign u_aw_user = in_win(w_addr, UBASE);
@@ -163,6 +187,7 @@ module AccioMmioBridge #(
       have_aw <= 0;
       have_w <= 0;
       w_bad <= 0;
+      lcr <= 8'h03;
       for (int h = 0; h < HARTS; h++) ctx[h] <= 16'hffff;
     end else case (ws)
       IDLE: begin
@@ -189,12 +214,14 @@ module AccioMmioBridge #(
             b_resp <= 2'b10;
             w_bad <= 0;
             ws <= RESP;
-          end else if (in_win(w_addr, KBASE) || in_win(w_addr, UBASE)) begin
+          end else if (to_uncore(w_addr)) begin
             ws <= UNCORE;
           end else begin
             if (in_win(w_addr, CTXBASE) && w_addr[10:3] < 8'(HARTS))
               ctx[w_addr[3 +: HB]] <= w_data[15:0];
-            if (w_addr >= CONSBASE) begin
+            if (w_addr == CONSBASE + 3 && w_strb[3])
+              lcr <= w_data[31:24];
+            if (w_addr >= CONSBASE && !(w_addr == CONSBASE && lcr[7])) begin
               cons_valid <= 1;
               cons_off <= w_addr[7:0];
               cons_data <= w_data;

@@ -66,12 +66,14 @@ class AccioNic(val p: NicParams = NicParams()) extends Module {
   val txArb = Module(new FrameArb(2))
   txArb.io.in(0) <> tx.io.out
   txArb.io.in(1) <> io.engineTx
+  val pad = Module(new MacPad)
+  pad.io.in <> txArb.io.out
   val loop = Wire(Decoupled(new StreamBeat))
-  loop.valid := txArb.io.out.valid && loopback
-  loop.bits := txArb.io.out.bits
-  io.wireTx.valid := txArb.io.out.valid && !loopback && linkUp
-  io.wireTx.bits := txArb.io.out.bits
-  txArb.io.out.ready := Mux(loopback, loop.ready, linkUp && io.wireTx.ready)
+  loop.valid := pad.io.out.valid && loopback
+  loop.bits := pad.io.out.bits
+  io.wireTx.valid := pad.io.out.valid && !loopback && linkUp
+  io.wireTx.bits := pad.io.out.bits
+  pad.io.out.ready := Mux(loopback, loop.ready, linkUp && io.wireTx.ready)
   tx.io.linkOk := linkUp || loopback
 
   val rxArb = Module(new FrameArb(2))

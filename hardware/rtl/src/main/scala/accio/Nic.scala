@@ -147,6 +147,34 @@ class FrameArb(n: Int) extends Module {
   }
 }
 
+/** The MAC's transmit side: a frame shorter than 60 bytes leaves padded with zeros, as
+  * Ethernet requires (the engine's frames and the NIC's); bytes beyond a beat's `keep` go out
+  * as zeros. */
+class MacPad extends Module {
+  val io = IO(new Bundle {
+    val in = Flipped(Decoupled(new StreamBeat))
+    val out = Decoupled(new StreamBeat)
+  })
+  val minBeats = (EthFrame.MinLen + 7) / 8
+  val tailKeep = ((1 << (EthFrame.MinLen - 8 * (minBeats - 1))) - 1).U(8.W)
+  val beat = RegInit(0.U(8.W)) // output beats of this frame so far
+  val padding = RegInit(false.B)
+  val lastPad = beat === (minBeats - 1).U
+  val inKeep = io.in.bits.keep
+  val bytes = Cat(0.U(4.W), beat) * 8.U + PopCount(inKeep)
+  val short = io.in.bits.last && bytes < EthFrame.MinLen.U
+  val masked = io.in.bits.data & VecInit(inKeep.asBools.map(b => Fill(8, b))).asUInt
+  io.in.ready := io.out.ready && !padding
+  io.out.valid := padding || io.in.valid
+  io.out.bits.data := Mux(padding, 0.U, masked)
+  io.out.bits.keep := Mux(padding || short, Mux(lastPad, tailKeep, "hff".U), inKeep)
+  io.out.bits.last := Mux(padding || short, lastPad, io.in.bits.last)
+  when(io.out.fire) {
+    beat := Mux(io.out.bits.last, 0.U, beat + 1.U)
+    padding := !io.out.bits.last && (padding || short)
+  }
+}
+
 /** The MAC's receive side: takes whole frames into a buffer, then drops what the NIC does not
   * accept (disabled, runt, oversize, another station's address), counting each, and passes
   * the rest on to the offload engine with its arrival time (the time of its last beat). */
@@ -250,8 +278,8 @@ class NicIncs extends Bundle {
 }
 
 /** Transmit: one send request at a time. Reads the frame (any byte address) into the buffer,
-  * fills in the checksums when asked, sends it padded to 60 bytes, and completes it with the
-  * time its first beat left. A bad length or a DMA error completes with ERROR; with the link
+  * fills in the checksums when asked, sends it (the MAC pads it to 60 bytes), and completes it
+  * with the time its first beat left. A bad length or a DMA error completes with ERROR; with the link
   * down (and no loopback) the frame completes unsent. */
 class NicTx extends Module {
   val io = IO(new Bundle {
@@ -348,10 +376,9 @@ class NicTx extends Module {
     state := sOut
   }
 
-  // out: padded to 60 bytes, the checksums written into their fields as the frame passes
+  // out: the checksums written into their fields as the frame passes
   val idx = RegInit(0.U(8.W))
-  val sendLen = Mux(rq.len < EthFrame.MinLen.U, EthFrame.MinLen.U, rq.len)
-  val words = (sendLen +& 7.U) >> 3
+  val words = (rq.len +& 7.U) >> 3
   val lastBeat = idx === words - 1.U
   val info = store.io.info
   val l4At = info.l4 +& Mux(info.udp, 6.U, 16.U)
@@ -360,7 +387,6 @@ class NicTx extends Module {
     val off = Cat(idx, j.U(3.W))
     val b = store.io.rdData(8 * j + 7, 8 * j)
     MuxCase(b, Seq(
-      (off >= rq.len) -> 0.U,
       (fill && off === 24.U) -> ipCs(15, 8),
       (fill && off === 25.U) -> ipCs(7, 0),
       (fill && !info.frag && off === l4At) -> l4Cs(15, 8),
@@ -370,7 +396,7 @@ class NicTx extends Module {
   io.out.valid := state === sOut && !drop
   io.out.bits.data := bytes.asUInt
   io.out.bits.last := lastBeat
-  io.out.bits.keep := Mux(lastBeat && sendLen(2, 0) =/= 0.U, UIntToOH(sendLen(2, 0), 8) - 1.U, "hff".U)
+  io.out.bits.keep := Mux(lastBeat && rq.len(2, 0) =/= 0.U, UIntToOH(rq.len(2, 0), 8) - 1.U, "hff".U)
   when(drop) {
     io.incs.txDropLinkdown := true.B
     stamp := io.time
@@ -382,7 +408,7 @@ class NicTx extends Module {
     when(lastBeat) {
       idx := 0.U
       io.incs.txFrames := true.B
-      io.incs.txBytes := sendLen
+      io.incs.txBytes := Mux(rq.len < EthFrame.MinLen.U, EthFrame.MinLen.U, rq.len) // as padded
       io.incs.txCsum := fill
       state := sComp
     }

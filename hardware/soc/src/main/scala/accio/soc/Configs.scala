@@ -22,9 +22,10 @@ class WithAccioBoot(bootrom: String) extends Config((site, here, up) => {
 })
 
 /** The uncore's interrupts on the PLIC: the event interrupt, then one
-  * wake-up interrupt per hart (routed by the PLIC's per-hart enables). */
-class WithAccioInterrupts(harts: Int) extends Config((site, here, up) => {
-  case NExtTopInterrupts => 1 + harts
+  * wake-up interrupt per hart (routed by the PLIC's per-hart enables), then
+  * the NIC's when it sits in front of the uncore. */
+class WithAccioInterrupts(harts: Int, nic: Boolean) extends Config((site, here, up) => {
+  case NExtTopInterrupts => 1 + harts + (if (nic) 1 else 0)
 })
 
 /** MMIO port IDs wide enough that no two harts share one: the SoC's top
@@ -33,11 +34,11 @@ class WithAccioMMIOPort extends Config((site, here, up) => {
   case ExtBus => up(ExtBus, site).map(_.copy(idBits = 8))
 })
 
-/** The SoC: N big Rocket cores, 64 MiB of DRAM, the MMIO port (uncore and
-  * console), the front port (the uncore's DMA). */
-class AccioSoCConfig(harts: Int, bootrom: String) extends Config(
+/** The SoC: N big Rocket cores, 64 MiB of DRAM, the MMIO port (uncore, NIC
+  * and console), the front port (their DMA). */
+class AccioSoCConfig(harts: Int, bootrom: String, nic: Boolean = false) extends Config(
   new WithAccioBoot(bootrom) ++
-  new WithAccioInterrupts(harts) ++
+  new WithAccioInterrupts(harts, nic) ++
   new WithAccioMMIOPort ++
   new WithExtMemSize(0x4000000L) ++
   new WithNBigCores(harts) ++

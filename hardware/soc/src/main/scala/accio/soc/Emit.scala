@@ -12,12 +12,13 @@ import freechips.rocketchip.system.ExampleRocketSystem
   * OUTDIR/mmio-ids.txt: the AXI IDs each master uses on the MMIO port
   * ("NAME FIRST LAST"), from which the SoC's top tells the harts apart.
   * A fourth argument "diplomatic" elaborates AccioRocketSystem instead: the
-  * uncore attached by WithAccioUncore. */
+  * uncore attached by WithAccioUncore; without it, the PLIC has one more
+  * source for the NIC that the Verilog top puts in front of the uncore. */
 object Emit extends App {
   val Array(out, harts, bootrom) = args.take(3)
   // "diplomatic": the uncore attached by WithAccioUncore (AccioRocketSystem)
   val dip = args.length > 3 && args(3) == "diplomatic"
-  val cfg = new AccioSoCConfig(harts.toInt, bootrom)
+  val cfg = new AccioSoCConfig(harts.toInt, bootrom, nic = !dip)
   val p = (if (dip) new freechips.rocketchip.config.Config(new WithAccioUncore ++ cfg) else cfg).toInstance
   var sys: ExampleRocketSystem = null
   chisel3.Driver.execute(Array("--target-dir", out, "--output-file", s"AccioRocket$harts"),
