@@ -79,7 +79,7 @@ else
 	python3 "$SOC/gen_top.py" "$R/AccioRocket$HARTS.v" "$R/mmio-ids.txt" "$HARTS" "$TOP"
 fi
 TRACE=${TRACE:-0}
-VFLAGS="-O2 --x-assign fast --x-initial fast --noassert -Wno-fatal -Wno-lint -Wno-style
+VFLAGS="-O2 --x-assign fast --x-initial fast --noassert --savable -Wno-fatal -Wno-lint -Wno-style
 	-Wno-PINCONNECTEMPTY +define+PRINTF_COND=0 +define+STOP_COND=0"
 [ "$TRACE" = 1 ] && VFLAGS="$VFLAGS --trace-fst"
 skey=$(hash_inputs "$TOP" "$SOC/vsrc" "$SOC/harness" "$U/$UTOP.sv" \
@@ -93,7 +93,7 @@ if [ ! -x "$S/soc-sim" ]; then
 	# shellcheck disable=SC2086
 	run_logged "$S.tmp/verilator.log" verilator verilator --cc --exe --build -j "$JOBS" $VFLAGS \
 		--top-module AccioSoC -Mdir "$S.tmp/obj" -o ../soc-sim \
-		-CFLAGS "-O1 -std=c++17 ${NIC:+-DSOC_NIC}" -LDFLAGS "-static-libstdc++" \
+		-CFLAGS "-O1 -std=c++17 -DSOC_SAVABLE ${NIC:+-DSOC_NIC}" -LDFLAGS "-static-libstdc++" \
 		"$TOP" "$SOC/vsrc/AccioMmioBridge.sv" "$U/$UTOP.sv" \
 		"$R/AccioRocket$HARTS.v" "$R/plusarg_reader.v" "$SOC/harness/harness.cc"
 	rm -rf "$S.tmp/obj"

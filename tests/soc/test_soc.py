@@ -195,3 +195,28 @@ def test_devicetree_compiles_and_names_the_map_the_programs_use(tmp_path):
     assert "interrupts = <2>, <3>, <1>;" in text and "interrupts = <4>;" in text
     assert "riscv,ndev = <4>;" in text and text.count('device_type = "cpu"') == 2
     assert "linux,initrd-start = <0x83000000>;" in text
+
+
+def test_a_saved_simulation_restores_to_the_same_run(tmp_path):
+    # --save-at (a cycle) and --save-on (console text) stop the SoC with its
+    # DRAM, the harness's queues and counts in one file; --restore goes on
+    # from there: the two halves print what one run prints, cycle for cycle
+    exe = os.path.join(SOC, "soc-sim1")
+    prog = os.path.join(SOC, "sw", "test_nic.elf")
+    whole = subprocess.run([exe, prog], capture_output=True, text=True, timeout=120)
+    assert whole.returncode == 0, whole.stdout
+    for how in (["--save-at", "12000"], ["--save-on", "wire_rtt_ns="]):
+        snap = tmp_path / "snap"
+        first = subprocess.run([exe, *how, str(snap), prog], capture_output=True, text=True,
+                               timeout=120)
+        assert first.returncode == 0 and "saved=" in first.stdout, first.stdout + first.stderr
+        assert "failures=" not in first.stdout, "saved before the end"
+        rest = subprocess.run([exe, "--restore", str(snap)], capture_output=True, text=True,
+                              timeout=120)
+        assert rest.returncode == 0, rest.stdout + rest.stderr
+        head = first.stdout[:first.stdout.index("saved=")]
+        assert head + rest.stdout == whole.stdout, (how, head, rest.stdout)
+    bad = tmp_path / "bad"
+    bad.write_bytes(b"not a snapshot")
+    r = subprocess.run([exe, "--restore", str(bad)], capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0

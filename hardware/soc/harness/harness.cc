@@ -8,7 +8,7 @@
  * directly, also the count of the frames on the uncore's normal-path port),
  * cycle counts and optional FST waveforms for a window of cycles.
  *
- * usage: soc-sim [options] PROGRAM.elf
+ * usage: soc-sim [options] [PROGRAM.elf]   (the program may come by --load)
  *   --max-cycles N      stop (exit 3) after N cycles (default 20,000,000)
  *   --wire MODE         echo (default: every frame comes back with addresses
  *                       and ports swapped), sink, or replay:FILE (frames as
@@ -23,6 +23,13 @@
  *                       a memory that answers at once)
  *   --load FILE@ADDR    also put FILE's bytes into DRAM at ADDR (a kernel
  *                       image, a devicetree blob, an initramfs); repeatable
+ *   --save-at C FILE    at cycle C, write the whole simulation (the SoC's
+ *                       state, DRAM, the harness's queues and counts) to
+ *                       FILE and stop (exit 0, "saved=C")
+ *   --save-on TEXT FILE the same, at the cycle the console has printed TEXT
+ *                       (a booted system announcing it is ready)
+ *   --restore FILE      start from such a file instead of reset (no program
+ *                       needed; cycle counts go on from the saved one)
  *
  * The console (offsets from 0x70000000): 0 prints a character, 8 ends the
  * run with the value as exit status, 16 prints "mark N cycle C" (N the
@@ -42,6 +49,9 @@
 
 #include "VAccioSoC.h"
 #include "verilated.h"
+#ifdef SOC_SAVABLE
+#include "verilated_save.h"
+#endif
 #if VM_TRACE
 #include "verilated_fst_c.h"
 #endif
@@ -184,6 +194,9 @@ int main(int argc, char **argv)
 	const char *elf = nullptr, *frames_path = nullptr, *fst_path = nullptr;
 	std::string wire = "echo";
 	std::vector<std::string> loads;
+	uint64_t save_at = UINT64_MAX;
+	const char *save_path = nullptr, *restore_path = nullptr;
+	std::string save_on, console_tail;	/* the last characters printed */
 	double mhz = 1000;
 
 	Verilated::commandArgs(argc, argv);
@@ -206,19 +219,34 @@ int main(int argc, char **argv)
 		else if (a == "--mhz") mhz = atof(next());
 		else if (a == "--dram-latency") dram_latency = strtoull(next(), nullptr, 0);
 		else if (a == "--load") loads.push_back(next());
+		else if (a == "--save-at") {
+			save_at = strtoull(next(), nullptr, 0);
+			save_path = next();
+		} else if (a == "--save-on") {
+			save_on = next();
+			save_path = next();
+		} else if (a == "--restore") restore_path = next();
 		else if (a[0] == '+') continue;	/* plusargs for the RTL */
 		else if (a[0] == '-') {
 			fprintf(stderr, "soc-sim: unknown option %s\n", a.c_str());
 			return 2;
 		} else elf = argv[i];
 	}
-	if (!elf || (wire != "echo" && wire != "sink" && wire.rfind("replay:", 0))) {
+	if ((!elf && loads.empty() && !restore_path) ||
+	    (wire != "echo" && wire != "sink" && wire.rfind("replay:", 0))) {
 		fprintf(stderr, "usage: soc-sim [--max-cycles N] [--wire echo|sink|replay:FILE] "
 			"[--wire-delay N] [--frames FILE] [--fst FILE --fst-from C --fst-to C] "
-			"[--mhz F] [--dram-latency N] [--load FILE@ADDR]... PROGRAM.elf\n");
+			"[--mhz F] [--dram-latency N] [--load FILE@ADDR]... [--save-at C FILE] "
+			"[--restore FILE] [PROGRAM.elf]\n");
 		return 2;
 	}
-	if (load_elf(elf))
+#ifndef SOC_SAVABLE
+	if (save_path || restore_path) {
+		fprintf(stderr, "soc-sim: built without --savable: no --save-at or --restore\n");
+		return 2;
+	}
+#endif
+	if (elf && load_elf(elf))
 		return 2;
 	for (auto &l : loads)
 		if (load_raw(l))
@@ -254,7 +282,85 @@ int main(int argc, char **argv)
 	top->mac = 0x020000000002ull;	/* 02:00:00:00:00:02, byte 0 in bits 7:0 */
 	top->reset = 1;
 	top->clock = 0;
+#ifdef SOC_SAVABLE
+	/* the whole simulation in one file: the SoC, then the harness */
+	static const uint64_t MAGIC = 0x31434f53434f4341ull;	/* "ACCOSOC1" */
+	auto put = [](VerilatedSerialize &os, const void *p, size_t n) { os.write(p, n); };
+	auto put64 = [&](VerilatedSerialize &os, uint64_t v) { put(os, &v, 8); };
+	auto get64 = [](VerilatedDeserialize &is) { uint64_t v; is.read(&v, 8); return v; };
+	auto save = [&](const char *path) {
+		VerilatedSave os;
+		os.open(path);
+		if (!os.isOpen()) {
+			fprintf(stderr, "soc-sim: %s: cannot write\n", path);
+			exit(2);
+		}
+		os << *top;
+		put64(os, MAGIC);
+		for (uint64_t v : {cycle, tx_frames, rx_frames, nic_frames, (uint64_t)rx_off})
+			put64(os, v);
+		for (auto *q : {&rq, &wq, &bq}) {
+			put64(os, q->size());
+			for (auto &b : *q)
+				put(os, &b, sizeof(b));
+		}
+		put64(os, rxq.size());
+		for (auto &f : rxq) {
+			put64(os, f.due);
+			put64(os, f.data.size());
+			put(os, f.data.data(), f.data.size());
+		}
+		for (auto *v : {&txf, &nicf}) {
+			put64(os, v->size());
+			put(os, v->data(), v->size());
+		}
+		put(os, dram.data(), dram.size());
+		os.close();
+	};
+	if (restore_path) {
+		VerilatedRestore is;
+		is.open(restore_path);
+		if (!is.isOpen()) {
+			fprintf(stderr, "soc-sim: %s: cannot read\n", restore_path);
+			return 2;
+		}
+		is >> *top;
+		if (get64(is) != MAGIC) {
+			fprintf(stderr, "soc-sim: %s: not a saved simulation of this SoC\n", restore_path);
+			return 2;
+		}
+		cycle = get64(is);
+		tx_frames = get64(is);
+		rx_frames = get64(is);
+		nic_frames = get64(is);
+		rx_off = get64(is);
+		for (auto *q : {&rq, &wq, &bq}) {
+			q->resize(get64(is));
+			for (auto &b : *q)
+				is.read(&b, sizeof(b));
+		}
+		rxq.resize(get64(is));
+		for (auto &f : rxq) {
+			f.due = get64(is);
+			f.data.resize(get64(is));
+			is.read(f.data.data(), f.data.size());
+		}
+		for (auto *v : {&txf, &nicf}) {
+			v->resize(get64(is));
+			is.read(v->data(), v->size());
+		}
+		is.read(dram.data(), dram.size());
+		is.close();
+	}
+#endif
 	for (; cycle < max_cycles && status < 0; cycle++) {
+#ifdef SOC_SAVABLE
+		if (save_path && cycle == save_at) {
+			save(save_path);
+			printf("saved=%" PRIu64 "\n", cycle);
+			return 0;
+		}
+#endif
 		top->reset = cycle < 20;
 		top->time_ns = (uint64_t)(cycle * 1000.0 / mhz);
 		/* inputs for this cycle */
@@ -364,6 +470,13 @@ int main(int argc, char **argv)
 			case 0:
 				putchar((int)(v & 0xff));
 				fflush(stdout);
+				if (!save_on.empty()) {
+					console_tail.push_back((char)(v & 0xff));
+					if (console_tail.size() > save_on.size())
+						console_tail.erase(0, 1);
+					if (console_tail == save_on)
+						save_at = cycle + 1;
+				}
 				break;
 			case 8:
 				status = (int)(v & 0xff);
