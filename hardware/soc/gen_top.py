@@ -62,6 +62,7 @@ def soc_ports(w, mem, harts, nic):
     for d, r, n in mem:
         w(f"  {d} {r} {n},")
     w("  output cons_valid, output [7:0] cons_off, output [63:0] cons_data,")
+    w("  input cons_in_valid, input [7:0] cons_in_data, output cons_in_pop,")
     w("  output rx_ready, input rx_valid, input [63:0] rx_data, input [7:0] rx_keep, input rx_last,")
     w("  input tx_ready, output tx_valid, output [63:0] tx_data, output [7:0] tx_keep, output tx_last,")
     if not nic:
@@ -79,7 +80,7 @@ def bridge(w, params, s, u, cons, name="bridge"):
     b = ["    .clock(clock)", "    .reset(reset)"]
     b += [f"    .s_{f}({s(f)})" for f in S_FIELDS]
     b += [f"    .u_{f}({u(f)})" for f in U_FIELDS]
-    b += [f"    .cons_{f}({cons(f)})" for f in ("valid", "off", "data")]
+    b += [f"    .cons_{f}({cons(f)})" for f in ("valid", "off", "data", "in_valid", "in_data", "in_pop")]
     w(",\n".join(b))
     w("  );")
 
@@ -254,7 +255,7 @@ def diplomatic(rocket, harts, out):
     w(");")
     w(U_WIRES)
     bridge(w, ".HARTS(HARTS), .HART_ID0(HART_ID0), .PORT_BASE(PORT_BASE)", lambda f: f"s_{f}",
-           lambda f: f"u_{f}", lambda f: "")
+           lambda f: f"u_{f}", lambda f: {"in_valid": "1'b0", "in_data": "8'b0"}.get(f, ""))
     uncore(w, lambda f: f"d_{f}", lambda st, f: f"nic_{st}_{f}",
            {"mac": "nic_mac", "time": "nic_time_ns", "link_valid": "nic_link_valid",
             "link_bits": "nic_link_up", "irqWake": "nic_irq_wake", "irqEvent": "nic_irq_event"})

@@ -158,15 +158,16 @@ def test_nic_in_front_of_the_uncore_echoes_every_byte():
     # the NIC RTL driven as its Linux driver drives it: a datagram from an
     # odd address with checksum offload, its echo into a buffer at an odd
     # address with the receive offload's CSUM_OK, the interrupt at the PLIC,
-    # then round trips through the normal path, every byte checked
+    # then round trips through the normal path, every byte checked, and the
+    # wire's peer answering ARP and ping as a host does
     r = sim(ONE, "test_nic.elf")
     out = r.stdout
     assert r.returncode == 0, out + r.stderr
     assert "FAIL" not in out and "failures=0" in out, out
     oks = [ln for ln in out.splitlines() if ln.startswith("ok ")]
-    assert len(oks) == 14, out
+    assert len(oks) == 16, out
     kv = dict(ln.split("=", 1) for ln in out.splitlines() if "=" in ln and " " not in ln)
-    assert kv["tx_frames"] == "9" and kv["rx_frames"] == "9", out
+    assert kv["tx_frames"] == "11" and kv["rx_frames"] == "11", out
     # the stamps: the frame's time on the wire there and back (82 bytes a
     # beat a cycle at 1 GHz, the harness's 200-cycle echo): under 2 us
     assert 200 < int(kv["wire_rtt_ns"]) < 2000, out
@@ -220,3 +221,13 @@ def test_a_saved_simulation_restores_to_the_same_run(tmp_path):
     bad.write_bytes(b"not a snapshot")
     r = subprocess.run([exe, "--restore", str(bad)], capture_output=True, text=True, timeout=60)
     assert r.returncode != 0
+
+
+def test_console_receives_what_the_harness_types():
+    # the console's receive side: LSR's data-ready bit while a byte waits,
+    # the receive register takes it, in order
+    r = sim(ONE, "console.elf", "--input", "hello Rocket\\n")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "got=hello Rocket\nbytes=12\ndata_ready_after=0\n" in r.stdout, r.stdout
+    r = sim(ONE, "console.elf", "--max-cycles", "3000000")
+    assert r.returncode == 1 and "console: no input" in r.stdout, r.stdout

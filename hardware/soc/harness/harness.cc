@@ -10,9 +10,9 @@
  *
  * usage: soc-sim [options] [PROGRAM.elf]   (the program may come by --load)
  *   --max-cycles N      stop (exit 3) after N cycles (default 20,000,000)
- *   --wire MODE         echo (default: every frame comes back with addresses
- *                       and ports swapped), sink, or replay:FILE (frames as
- *                       hex lines, sent in order once the program marks 1)
+ *   --wire MODE         echo (default: a peer that answers ARP, ICMP echo and
+ *                       UDP, below), sink, or replay:FILE (frames as hex
+ *                       lines, sent in order once the program marks 1)
  *   --wire-delay N      cycles from a frame's last TX beat to its echo (200)
  *   --frames FILE       write every transmitted frame: the cycle of its last
  *                       beat, then its bytes in hex
@@ -30,6 +30,8 @@
  *                       (a booted system announcing it is ready)
  *   --restore FILE      start from such a file instead of reset (no program
  *                       needed; cycle counts go on from the saved one)
+ *   --input TEXT        bytes for the console to receive, in order (\n is a
+ *                       newline); not part of a saved simulation
  *
  * The console (offsets from 0x70000000): 0 prints a character, 8 ends the
  * run with the value as exit status, 16 prints "mark N cycle C" (N the
@@ -169,23 +171,73 @@ static std::vector<std::vector<uint8_t>> read_frames(const char *path)
 	return out;
 }
 
-/* The echo of a frame: Ethernet, IPv4 and UDP source and destination swapped
- * (both checksums stay valid: their sums do not depend on the order). */
-static std::vector<uint8_t> echo_of(const std::vector<uint8_t> &in)
-{
-	std::vector<uint8_t> f = in;
+/*
+ * The echo peer at the wire's far end (as QEMU's NIC with wire-peer=echo):
+ * it answers ARP requests for any IPv4 address, ICMP echo requests and UDP
+ * datagrams (back to their source, addresses and ports swapped, the
+ * payload unchanged) sent to its station address or broadcast; it ignores
+ * everything else. Swapping addresses or ports leaves every checksum valid.
+ */
+static const uint8_t PEER_MAC[6] = {0x02, 0xac, 0xc1, 0x0e, 0xc4, 0x00};
 
-	if (f.size() < 42 || f[12] != 0x08 || f[13] != 0x00)
-		return f;
-	for (int i = 0; i < 6; i++)
-		std::swap(f[i], f[6 + i]);
+static unsigned int be16(const uint8_t *p)
+{
+	return p[0] << 8 | p[1];
+}
+
+static bool peer_answer(std::vector<uint8_t> &f)
+{
+	uint8_t *e = f.data(), *ip = e + 14, *l4, tpa[4];
+	size_t len = f.size(), ihl, tot;
+
+	if (len < 14 || (!(e[0] & 1) && memcmp(e, PEER_MAC, 6)))
+		return false;
+	if (be16(e + 12) == 0x0806) {	/* ARP: a question, not an announcement */
+		if (len < 42 || be16(ip) != 1 || be16(ip + 2) != 0x0800 || ip[4] != 6 ||
+		    ip[5] != 4 || be16(ip + 6) != 1 || !memcmp(ip + 14, ip + 24, 4))
+			return false;
+		ip[7] = 2;
+		memcpy(tpa, ip + 24, 4);
+		memcpy(ip + 18, ip + 8, 10);
+		memcpy(ip + 8, PEER_MAC, 6);
+		memcpy(ip + 14, tpa, 4);
+		memcpy(e, ip + 18, 6);
+		memcpy(e + 6, PEER_MAC, 6);
+		return true;
+	}
+	if (be16(e + 12) != 0x0800 || len < 34 || ip[0] >> 4 != 4 || (e[0] & 1))
+		return false;
+	ihl = (ip[0] & 15) * 4;
+	tot = be16(ip + 2);
+	if (ihl < 20 || tot < ihl || 14 + tot > len)
+		return false;
+	l4 = ip + ihl;
+	if (ip[9] == 17) {		/* UDP: a later fragment carries no ports */
+		if (!(be16(ip + 6) & 0x1fff)) {
+			if (tot < ihl + 8)
+				return false;
+			for (int i = 0; i < 2; i++)
+				std::swap(l4[i], l4[2 + i]);
+		}
+	} else if (ip[9] == 1) {	/* ICMP echo request */
+		if (tot < ihl + 8 || l4[0] != 8 || (be16(ip + 6) & 0x3fff))
+			return false;
+		uint32_t sum = 0;
+		l4[0] = 0;
+		l4[2] = l4[3] = 0;
+		for (size_t i = 0; i < tot - ihl; i += 2)
+			sum += l4[i] << 8 | (i + 1 < tot - ihl ? l4[i + 1] : 0);
+		while (sum >> 16)
+			sum = (sum & 0xffff) + (sum >> 16);
+		l4[2] = (uint8_t)(~sum >> 8);
+		l4[3] = (uint8_t)~sum;
+	} else
+		return false;
 	for (int i = 0; i < 4; i++)
-		std::swap(f[26 + i], f[30 + i]);
-	size_t l4 = 14 + (f[14] & 15) * 4;
-	if (f[23] == 17 && f.size() >= l4 + 8)
-		for (int i = 0; i < 2; i++)
-			std::swap(f[l4 + i], f[l4 + 2 + i]);
-	return f;
+		std::swap(ip[12 + i], ip[16 + i]);
+	memcpy(e, e + 6, 6);
+	memcpy(e + 6, PEER_MAC, 6);
+	return true;
 }
 
 int main(int argc, char **argv)
@@ -197,6 +249,7 @@ int main(int argc, char **argv)
 	uint64_t save_at = UINT64_MAX;
 	const char *save_path = nullptr, *restore_path = nullptr;
 	std::string save_on, console_tail;	/* the last characters printed */
+	std::deque<uint8_t> input;	/* what the console has yet to receive */
 	double mhz = 1000;
 
 	Verilated::commandArgs(argc, argv);
@@ -226,6 +279,18 @@ int main(int argc, char **argv)
 			save_on = next();
 			save_path = next();
 		} else if (a == "--restore") restore_path = next();
+		else if (a == "--input") {
+			for (const char *p = next(); *p; p++) {
+				if (p[0] == '\\' && p[1] == 'n') {
+					input.push_back('\n');
+					p++;
+				} else if (p[0] == '\\' && p[1] == '\\') {
+					input.push_back('\\');
+					p++;
+				} else
+					input.push_back((uint8_t)*p);
+			}
+		}
 		else if (a[0] == '+') continue;	/* plusargs for the RTL */
 		else if (a[0] == '-') {
 			fprintf(stderr, "soc-sim: unknown option %s\n", a.c_str());
@@ -387,6 +452,8 @@ int main(int argc, char **argv)
 			top->mem_axi4_0_r_bits_last = b.beat == b.len;
 		}
 		top->tx_ready = 1;
+		top->cons_in_valid = !input.empty();
+		top->cons_in_data = input.empty() ? 0 : input.front();
 #ifndef SOC_NIC
 		top->toNic_ready = 1;
 #endif
@@ -455,8 +522,8 @@ int main(int argc, char **argv)
 						fprintf(frames, "%02x", c);
 					fprintf(frames, "\n");
 				}
-				if (wire == "echo")
-					rxq.push_back({echo_of(txf), cycle + wire_delay});
+				if (wire == "echo" && peer_answer(txf))
+					rxq.push_back({txf, cycle + wire_delay});
 				txf.clear();
 			}
 		}
@@ -464,6 +531,8 @@ int main(int argc, char **argv)
 		if (top->toNic_valid && top->toNic_last)
 			nic_frames++;
 #endif
+		if (top->cons_in_pop && !input.empty())
+			input.pop_front();
 		if (top->cons_valid) {
 			uint64_t v = top->cons_data;
 			switch (top->cons_off) {

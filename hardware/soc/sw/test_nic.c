@@ -10,6 +10,8 @@
  *      byte as sent with the addresses swapped
  *   3. the receive interrupt reaches the PLIC; the stamps are ordered
  *   4. ROUNDS more round trips through the normal path, each byte checked
+ *   5. the peer answers an ARP request for 10.0.2.2 and an ICMP echo
+ *      request, as a host on the wire does
  * The uncore stays disabled: everything takes the normal path.
  */
 #include "soc.h"
@@ -161,6 +163,64 @@ int main(void)
 	check(mmio_r64(SOC_NIC + ACCIO_NIC_RX_FRAMES) == ROUNDS + 1 &&
 	      mmio_r64(SOC_NIC + ACCIO_NIC_TX_FRAMES) == ROUNDS + 1, "4 the frame counters");
 	check(mmio_r64(SOC_NIC + ACCIO_NIC_COUNTS) == (64ull << 16 | 64), "4 every request answered");
+
+	/* 5: ARP and ping, as Linux's stack would send them */
+	{
+		static const uint8_t arp[42] = {
+			0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0, 0x02, 0x08, 0x06,
+			0, 1, 0x08, 0, 6, 4, 0, 1, 0x02, 0, 0, 0, 0, 0x02, 10, 0, 2, 15,
+			0, 0, 0, 0, 0, 0, 10, 0, 2, 2 };
+		static const uint8_t peer[6] = { 0x02, 0xac, 0xc1, 0x0e, 0xc4, 0x00 };
+		uint8_t *t = txbuf[0], *r = rxbuf[0];
+		unsigned int i, same = 1, tot;
+
+		for (i = 0; i < 42; i++)
+			t[i] = arp[i];
+		mmio_w64(SOC_NIC + ACCIO_NIC_RECV_REQ, (uintptr_t)r);
+		fence();
+		mmio_w64(SOC_NIC + ACCIO_NIC_SEND_REQ, (uintptr_t)t | 42ull << 48);
+		c = wait_comp(ACCIO_NIC_RECV_COMP);
+		for (i = 0; i < 6; i++)
+			same &= r[i] == arp[6 + i] && r[6 + i] == peer[i] && r[22 + i] == peer[i] &&
+				r[32 + i] == arp[22 + i];
+		check((c & 0xffff) == 60 && r[12] == 0x08 && r[13] == 0x06 && r[21] == 2 && same &&
+		      r[28] == 10 && r[31] == 2 && r[38] == 10 && r[41] == 15,
+		      "5 the peer answers who has 10.0.2.2 with its address");
+		mmio_r64(SOC_NIC + ACCIO_NIC_SEND_COMP);
+
+		/* an ICMP echo request with 20 bytes of data (the NIC's checksum
+		 * offload is for TCP and UDP: both checksums in software) */
+		build(t, 99);
+		t[23] = 1;
+		t[16] = 0;
+		t[17] = 20 + 8 + 20;
+		t[34] = 8; t[35] = 0; t[36] = t[37] = 0; t[38] = 0x12; t[39] = 0x34;
+		t[40] = 0; t[41] = 1;
+		for (i = 42; i < 62; i++)
+			t[i] = (uint8_t)i;
+		{
+			unsigned int sum = fold(csum_add(0, t + 34, 28));
+
+			t[36] = (uint8_t)(~sum >> 8);
+			t[37] = (uint8_t)~sum;
+			sum = fold(csum_add(0, t + 14, 20));
+			t[24] = (uint8_t)(~sum >> 8);
+			t[25] = (uint8_t)~sum;
+		}
+		mmio_w64(SOC_NIC + ACCIO_NIC_RECV_REQ, (uintptr_t)r);
+		fence();
+		mmio_w64(SOC_NIC + ACCIO_NIC_SEND_REQ, (uintptr_t)t | 62ull << 48);
+		c = wait_comp(ACCIO_NIC_RECV_COMP);
+		tot = r[16] << 8 | r[17];
+		same = tot == 48 && r[23] == 1 && r[34] == 0 && r[38] == 0x12 && r[39] == 0x34 &&
+		       r[26] == 10 && r[29] == 2 && r[30] == 10 && r[33] == 15;
+		for (i = 42; i < 62; i++)
+			same &= r[i] == (uint8_t)i;
+		check((c & 0xffff) == 62 && same && fold(csum_add(0, r + 14, 20)) == 0xffff &&
+		      fold(csum_add(0, r + 34, 28)) == 0xffff,
+		      "5 the peer answers a ping, every byte of its data back");
+		mmio_r64(SOC_NIC + ACCIO_NIC_SEND_COMP);
+	}
 	putnum("failures", failures);
 	return failures ? 1 : 0;
 }

@@ -59,8 +59,12 @@ module AccioMmioBridge #(
   // its first 8 bytes also read as a 16550 whose transmitter is always empty
   // (LSR 0x60, IIR "THR empty"), so that firmware and Linux drivers for a
   // ns16550a write characters through it; a write to offset 0 while LCR's
-  // divisor latch bit is set is the divisor, not a character
-  output logic cons_valid, output logic [7:0] cons_off, output logic [63:0] cons_data
+  // divisor latch bit is set is the divisor, not a character. Input: while
+  // the harness offers a byte, LSR's data-ready bit is set and IIR says
+  // "received data"; reading the receive register takes the byte
+  output logic cons_valid, output logic [7:0] cons_off, output logic [63:0] cons_data,
+  // console input: a byte waits (valid); a read of the receive register takes it (pop)
+  input  logic cons_in_valid, input logic [7:0] cons_in_data, output logic cons_in_pop
 );
   typedef enum logic [2:0] {IDLE, UNCORE, LOCAL, RESP} state_t;
 
@@ -115,6 +119,7 @@ module AccioMmioBridge #(
   assign u_r_ready = rs == UNCORE && r_sent;
 
   always_ff @(posedge clock) begin
+    cons_in_pop <= 0;
     if (reset) begin
       rs <= IDLE;
       r_sent <= 0;
@@ -134,7 +139,10 @@ module AccioMmioBridge #(
                     in_win(ar_off, CTXBASE) && ar_off[10:3] < 8'(HARTS) ?
                       64'(ctx[ar_off[3 +: HB]]) :
                     ar_off >= CONSBASE && ar_off < CONSBASE + 8 ?
-                      {8'h00, 8'h00, 8'h60, 8'h00, lcr, 8'hc2, 8'h00, 8'h00} : 64'd0;
+                      {8'h00, 8'h00, 7'h30, cons_in_valid, 8'h00, lcr,
+                       cons_in_valid ? 8'hc4 : 8'hc2, 8'h00,
+                       cons_in_valid && !lcr[7] ? cons_in_data : 8'h00} : 64'd0;
+          cons_in_pop <= s_ar_len == 0 && ar_off == CONSBASE && !lcr[7] && cons_in_valid;
           rs <= RESP;
         end
       end
