@@ -83,14 +83,15 @@ rtl: bootstrap
 	$(MAKE) -C hardware/rtl verilog
 
 # The Rocket SoC (rocket-chip 1.2.6 cores and the uncore RTL) on Verilator:
-# build/soc/soc-sim1 (one hart, the uncore joined by the Verilog top) and
+# build/soc/soc-sim1 (one hart, the uncore and its NIC joined by the Verilog top) and
 # build/soc/soc-sim4-dip (four harts, the uncore attached by the
 # WithAccioUncore config fragment), their programs in build/soc/sw*/
 soc: bootstrap
 	@bash scripts/build-soc.sh 1
 	@bash scripts/build-soc.sh 4 diplomatic
 
-test-soc: soc venv
+# test-soc boots the firmware and the kernel of make linux on the RTL SoC too
+test-soc: soc venv linux
 	$(PY) -m pytest -q tests/soc
 
 # the system tests on TEST_JOBS workers (default: the host's cores), each

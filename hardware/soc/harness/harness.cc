@@ -28,6 +28,8 @@
  *                       FILE and stop (exit 0, "saved=C")
  *   --save-on TEXT FILE the same, at the cycle the console has printed TEXT
  *                       (a booted system announcing it is ready)
+ *   --stop-on TEXT      end the run (status 0, "stopped=C") at the cycle the
+ *                       console has printed TEXT
  *   --restore FILE      start from such a file instead of reset (no program
  *                       needed; cycle counts go on from the saved one)
  *   --input TEXT        bytes for the console to receive, in order (\n is a
@@ -38,6 +40,7 @@
  * value), which the calibration uses. At the end: "cycles=C", the frame
  * counts and the exit status.
  */
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -248,7 +251,7 @@ int main(int argc, char **argv)
 	std::vector<std::string> loads;
 	uint64_t save_at = UINT64_MAX;
 	const char *save_path = nullptr, *restore_path = nullptr;
-	std::string save_on, console_tail;	/* the last characters printed */
+	std::string save_on, stop_on, console_tail;	/* the last characters printed */
 	std::deque<uint8_t> input;	/* what the console has yet to receive */
 	double mhz = 1000;
 
@@ -278,7 +281,8 @@ int main(int argc, char **argv)
 		} else if (a == "--save-on") {
 			save_on = next();
 			save_path = next();
-		} else if (a == "--restore") restore_path = next();
+		} else if (a == "--stop-on") stop_on = next();
+		else if (a == "--restore") restore_path = next();
 		else if (a == "--input") {
 			for (const char *p = next(); *p; p++) {
 				if (p[0] == '\\' && p[1] == 'n') {
@@ -539,12 +543,21 @@ int main(int argc, char **argv)
 			case 0:
 				putchar((int)(v & 0xff));
 				fflush(stdout);
-				if (!save_on.empty()) {
+				if (!save_on.empty() || !stop_on.empty()) {
 					console_tail.push_back((char)(v & 0xff));
-					if (console_tail.size() > save_on.size())
+					if (console_tail.size() > std::max(save_on.size(), stop_on.size()))
 						console_tail.erase(0, 1);
-					if (console_tail == save_on)
+					auto ends = [&](const std::string &t) {
+						return !t.empty() && console_tail.size() >= t.size() &&
+						       !console_tail.compare(console_tail.size() - t.size(),
+									     t.size(), t);
+					};
+					if (ends(save_on))
 						save_at = cycle + 1;
+					if (ends(stop_on)) {
+						printf("\nstopped=%" PRIu64 "\n", cycle);
+						status = 0;
+					}
 				}
 				break;
 			case 8:
