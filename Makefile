@@ -18,7 +18,7 @@ DEMO_PORT ?= 7777
 
 .PHONY: all demo test test-model test-rtl rtl test-system build bootstrap venv sources \
 	qemu linux userspace image apps regmap regmap-check boot clean stress-system stress-boot \
-	eval eval-quick eval-long fuzz soak soc test-soc
+	eval eval-quick eval-long fuzz soak soc test-soc soc-linux
 
 all: build
 
@@ -93,6 +93,11 @@ soc: bootstrap
 # test-soc boots the firmware and the kernel of make linux on the RTL SoC too
 test-soc: soc venv linux
 	$(PY) -m pytest -q tests/soc
+
+# Linux on the Rocket RTL SoC: a cold boot to a shell (hours of simulation),
+# saved under $(ACCIO_CACHE)/soc/linux-KEY/; then accio soc-run -- CMD
+soc-linux: soc linux userspace venv
+	$(PY) hardware/soc/soc_linux.py boot
 
 # the system tests on TEST_JOBS workers (default: the host's cores), each
 # booting its own SoCs (tests/system/conftest.py orders them)

@@ -22,6 +22,11 @@
                                 a client retries until its server listens.
                                 --pcap-dir: server.pcap and client.pcap, each
                                 NIC's wire in virtual time
+  accio soc-linux               Linux on the Rocket RTL SoC (Verilator): boot
+                                once to a shell, save the whole simulation
+                                (make soc-linux; hours of simulation)
+  accio soc-run -- CMD          restore that SoC, type CMD at its shell, print
+                                the output, return its status
 
 Options for boot and run:
   --smp N           harts (default 4, like the prototype)
@@ -851,6 +856,11 @@ def main(argv=None):
             "~/.cache/accio")), "venv", "bin", "python")
         py = venv_py if os.path.exists(venv_py) else sys.executable
         return subprocess.call([py, "-m", "eval", *argv[1:]], cwd=ROOT)
+    if argv[:1] in (["soc-linux"], ["soc-run"]):
+        # Linux on the Rocket RTL SoC: boot once (soc-linux), restore many
+        sys.path.insert(0, os.path.join(ROOT, "hardware", "soc"))
+        import soc_linux
+        return soc_linux.main(["boot"] if argv[0] == "soc-linux" else ["run", *argv[1:]])
     ap = argparse.ArgumentParser(prog="accio", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="verb", required=True)

@@ -163,6 +163,18 @@ static inline void puthex(const char *key, uint64_t v)
 	putch('\n');
 }
 
+/* A test program's verdicts: "ok   WHAT" or "FAIL WHAT", failures counted */
+static int failures __attribute__((unused));
+
+static inline void check(int ok, const char *what)
+{
+	puts_(ok ? "ok   " : "FAIL ");
+	puts_(what);
+	putch('\n');
+	if (!ok)
+		failures++;
+}
+
 /* The kernel's part of accelerating a connected UDP socket: program a row
  * (local 10.0.2.15:LPORT, remote 10.0.2.2:RPORT, owner ASID, rings) and
  * enable it with STATE (ENABLED and ACCEL at least). */

@@ -23,17 +23,6 @@
 
 static uint8_t txbuf[4][128] __attribute__((aligned(64)));
 static uint8_t rxbuf[4][2048] __attribute__((aligned(64)));
-static int failures;
-
-static void check(int ok, const char *what)
-{
-	puts_(ok ? "ok " : "FAIL ");
-	puts_(what);
-	putch('\n');
-	if (!ok)
-		failures++;
-}
-
 static unsigned int csum_add(unsigned int s, const uint8_t *p, unsigned int n)
 {
 	unsigned int i;

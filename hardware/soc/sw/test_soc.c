@@ -26,17 +26,6 @@
 static uint8_t rx_ring[4096] __attribute__((aligned(4096)));
 static uint8_t tx_ring[4096] __attribute__((aligned(4096)));
 static uint64_t tx_wptr, rx_rptr;
-static int failures;
-
-static void check(int ok, const char *what)
-{
-	puts_(ok ? "ok   " : "FAIL ");
-	puts_(what);
-	putch('\n');
-	if (!ok)
-		failures++;
-}
-
 /* A TX record (len, destination port and IPv4, 0 = the row's remote) */
 static uint64_t send(const char *msg, unsigned int len, uint16_t dport)
 {

@@ -117,8 +117,16 @@ trait MmioAccess {
   def mmioPort: AxiLiteSlave
   def step(): Unit
   def idle(limit: Int = 200000): Unit
-  def waitFor(cond: => Boolean, what: String, limit: Int = 100000): Unit
   def cycle: Long
+
+  /** Step until `cond` holds; fails (liveness) after `limit` cycles. */
+  def waitFor(cond: => Boolean, what: String, limit: Int = 100000): Unit = {
+    var n = 0
+    while (!cond) {
+      step(); n += 1
+      if (n > limit) throw new AssertionError(s"liveness: no $what after $limit cycles")
+    }
+  }
   var lastMmioWrite: Long = -1 // cycle the latest MMIO write was accepted
 
   private def user(u: Option[Int], hart: Int, bits: AccessUser): Unit = {
@@ -283,14 +291,6 @@ class Bench(val dut: AccioUncore, val mem: SysMem = new SysMem) extends MmioAcce
       step()
       n += 1
       if (n > limit) throw new AssertionError(s"liveness: the uncore is still busy after $limit cycles")
-    }
-  }
-
-  def waitFor(cond: => Boolean, what: String, limit: Int): Unit = {
-    var n = 0
-    while (!cond) {
-      step(); n += 1
-      if (n > limit) throw new AssertionError(s"liveness: no $what after $limit cycles")
     }
   }
 

@@ -76,14 +76,6 @@ class NicBench(val dut: AccioNicUncore, val mem: SysMem = new SysMem) extends Mm
     }
   }
 
-  def waitFor(cond: => Boolean, what: String, limit: Int): Unit = {
-    var n = 0
-    while (!cond) {
-      step(); n += 1
-      if (n > limit) throw new AssertionError(s"liveness: no $what after $limit cycles")
-    }
-  }
-
   /** Offer a frame on the wire and wait until everything it caused is done. */
   def offer(frame: Array[Byte]): Unit = {
     val beats = frame.grouped(8).toSeq
