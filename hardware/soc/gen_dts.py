@@ -83,8 +83,6 @@ def dts(harts, rows, mhz, bootargs, initrd):
     L += [f"\t\tserial@{CONSOLE:x} {{", '\t\t\tcompatible = "ns16550a";',
           f"\t\t\treg = <0x{CONSOLE:x} 0x8>;", f"\t\t\tclock-frequency = <{int(mhz * 1000000)}>;",
           "\t\t\tcurrent-speed = <115200>;", "\t\t\treg-shift = <0>;", "\t\t\treg-io-width = <1>;",
-          # its transmitter never fills: Linux may hand it a whole buffer per poll
-          "\t\t\tfifo-size = <4096>;",
           "\t\t};", ""]
     L += [f"\t\tethernet@{NIC:x} {{", '\t\t\tcompatible = "accio,nic";',
           f"\t\t\treg = <0x{NIC:x} 0x{page(accio_regs.NIC_SIZE):x}>;", "\t\t\tinterrupt-parent = <&plic>;",
