@@ -40,7 +40,7 @@ RNG_SEED = bytes((i * 37 + 11) & 0xff for i in range(64))
 
 
 def dts(harts, rows, mhz, bootargs, initrd):
-    ndev = 2 + harts      # event, one wake-up per hart, the NIC
+    ndev = 3 + harts      # event, one wake-up per hart, the NIC, the console
     row_base, row_stride = accio_regs.UNCORE_ARRAYS["ROW"][:2]
     uncore_size = page(row_base + rows * row_stride)
     L = ["/dts-v1/;", "", "/ {", "\t#address-cells = <1>;", "\t#size-cells = <1>;",
@@ -83,6 +83,7 @@ def dts(harts, rows, mhz, bootargs, initrd):
     L += [f"\t\tserial@{CONSOLE:x} {{", '\t\t\tcompatible = "ns16550a";',
           f"\t\t\treg = <0x{CONSOLE:x} 0x8>;", f"\t\t\tclock-frequency = <{int(mhz * 1000000)}>;",
           "\t\t\tcurrent-speed = <115200>;", "\t\t\treg-shift = <0>;", "\t\t\treg-io-width = <1>;",
+          "\t\t\tinterrupt-parent = <&plic>;", f"\t\t\tinterrupts = <{3 + harts}>;",
           "\t\t};", ""]
     L += [f"\t\tethernet@{NIC:x} {{", '\t\t\tcompatible = "accio,nic";',
           f"\t\t\treg = <0x{NIC:x} 0x{page(accio_regs.NIC_SIZE):x}>;", "\t\t\tinterrupt-parent = <&plic>;",

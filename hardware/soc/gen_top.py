@@ -17,7 +17,8 @@ The memory port (mem_axi4_0_*) goes out to the harness's memory model
 unchanged; the MMIO port goes to AccioMmioBridge; the DMA master of the
 uncore and NIC into Rocket's front port (l2_frontend_bus_axi4_0_*, coherent
 with the caches); the uncore's event interrupt is PLIC source 1, hart h's
-wake-up interrupt source 2 + h, the NIC's source 2 + HARTS. The ID of hart 0's uncached data accesses comes
+wake-up interrupt source 2 + h, the NIC's source 2 + HARTS, the console's
+3 + HARTS. The ID of hart 0's uncached data accesses comes
 from the ID map that Emit wrote (MMIO_IDS); the others must follow it.
 """
 import re
@@ -62,7 +63,7 @@ def soc_ports(w, mem, harts, nic):
     for d, r, n in mem:
         w(f"  {d} {r} {n},")
     w("  output cons_valid, output [7:0] cons_off, output [63:0] cons_data,")
-    w("  input cons_in_valid, input [7:0] cons_in_data, output cons_in_pop,")
+    w("  input cons_in_valid, input [7:0] cons_in_data, output cons_in_pop, output cons_irq,")
     w("  output rx_ready, input rx_valid, input [63:0] rx_data, input [7:0] rx_keep, input rx_last,")
     w("  input tx_ready, output tx_valid, output [63:0] tx_data, output [7:0] tx_keep, output tx_last,")
     if not nic:
@@ -80,7 +81,8 @@ def bridge(w, params, s, u, cons, name="bridge"):
     b = ["    .clock(clock)", "    .reset(reset)"]
     b += [f"    .s_{f}({s(f)})" for f in S_FIELDS]
     b += [f"    .u_{f}({u(f)})" for f in U_FIELDS]
-    b += [f"    .cons_{f}({cons(f)})" for f in ("valid", "off", "data", "in_valid", "in_data", "in_pop")]
+    b += [f"    .cons_{f}({cons(f)})" for f in ("valid", "off", "data", "in_valid", "in_data", "in_pop",
+                                              "irq")]
     w(",\n".join(b))
     w("  );")
 
@@ -188,7 +190,7 @@ def main():
                 conn.append(f"    .{n}(d_{f}[31:0])")
             else:
                 conn.append(f"    .{n}(d_{f})")
-    conn.append("    .interrupts({nic_irq, wake, event_irq})")
+    conn.append("    .interrupts({cons_irq, nic_irq, wake, event_irq})")
     w(",\n".join(conn))
     w("  );")
     w("")

@@ -192,9 +192,10 @@ def test_devicetree_compiles_and_names_the_map_the_programs_use(tmp_path):
                        ("SOC_PLIC", "interrupt-controller")]:
         assert f"{node}@{defs[name]:x} {{" in text, (name, node)
     assert f"<0x{defs['SOC_UNCORE_U']:x} " in text and f"<0x{defs['SOC_CTX']:x} " in text
-    # PLIC sources: the event interrupt 1, hart h's wake-up 2 + h, the NIC 2 + harts
+    # PLIC sources: the event interrupt 1, hart h's wake-up 2 + h, the NIC
+    # 2 + harts, the console 3 + harts
     assert "interrupts = <2>, <3>, <1>;" in text and "interrupts = <4>;" in text
-    assert "riscv,ndev = <4>;" in text and text.count('device_type = "cpu"') == 2
+    assert "riscv,ndev = <5>;" in text and "interrupts = <5>;" in text and text.count('device_type = "cpu"') == 2
     assert "linux,initrd-start = <0x83000000>;" in text
 
 
@@ -229,6 +230,9 @@ def test_console_receives_what_the_harness_types():
     r = sim(ONE, "console.elf", "--input", "hello Rocket\\n")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "got=hello Rocket\nbytes=12\ndata_ready_after=0\n" in r.stdout, r.stdout
+    # its interrupt: IIR says none while IER is clear (0xc1), "transmitter
+    # empty" (0xc2) once enabled, and the PLIC sees it (source 3 + harts)
+    assert "iir_idle=193\niir_thre=194\nplic_pending=1\n" in r.stdout, r.stdout
     r = sim(ONE, "console.elf", "--max-cycles", "3000000")
     assert r.returncode == 1 and "console: no input" in r.stdout, r.stdout
 

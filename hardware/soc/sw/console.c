@@ -3,11 +3,15 @@
  * console: the console as a 16550 both ways. Reads one line from the
  * receive register (waiting on LSR's data-ready bit), prints it back as
  * "got=LINE" and the number of bytes; a line that does not come within
- * two million cycles ends the program with status 1.
+ * two million cycles ends the program with status 1. Then its interrupt:
+ * none while IER is clear (IIR "no interrupt"), pending at the PLIC once
+ * the transmitter-empty interrupt is enabled.
  */
 #include "soc.h"
 
 #define RBR	0
+#define IER	1
+#define IIR	2
 #define LSR	5
 
 int main(void)
@@ -37,5 +41,12 @@ int main(void)
 	putch('\n');
 	putnum("bytes", n);
 	putnum("data_ready_after", uart[LSR] & 1);
+	putnum("iir_idle", uart[IIR]);
+	uart[IER] = 2;
+	putnum("iir_thre", uart[IIR]);
+#ifdef SOC_IRQ_CONSOLE
+	putnum("plic_pending", mmio_r32(SOC_PLIC + 0x1000) >> SOC_IRQ_CONSOLE(1) & 1);
+#endif
+	uart[IER] = 0;
 	return 0;
 }

@@ -30,6 +30,7 @@
 #define SOC_IRQ_EVENT	1		/* PLIC sources */
 #define SOC_IRQ_WAKE(h)	(2 + (h))
 #define SOC_IRQ_NIC(harts)	(2 + (harts))
+#define SOC_IRQ_CONSOLE(harts)	(3 + (harts))
 #else
 /*
  * The same programs on QEMU's virt machine with the uncore's C model

@@ -64,13 +64,19 @@ module AccioMmioBridge #(
   // "received data"; reading the receive register takes the byte
   output logic cons_valid, output logic [7:0] cons_off, output logic [63:0] cons_data,
   // console input: a byte waits (valid); a read of the receive register takes it (pop)
-  input  logic cons_in_valid, input logic [7:0] cons_in_data, output logic cons_in_pop
+  input  logic cons_in_valid, input logic [7:0] cons_in_data, output logic cons_in_pop,
+  // the console's interrupt: IER's transmitter-empty enable (the transmitter
+  // is always empty), or its received-data enable while a byte waits
+  output logic cons_irq
 );
   typedef enum logic [2:0] {IDLE, UNCORE, LOCAL, RESP} state_t;
 
   localparam int HB = $clog2(HARTS > 1 ? HARTS : 2);   // bits of a hart index
   logic [15:0] ctx [HARTS];
   logic [7:0] lcr;   // the console's line control register (bit 7: divisor latch)
+  logic [1:0] ier;   // its interrupt enables: received data (0), transmitter empty (1)
+  wire rx_int = ier[0] && cons_in_valid;
+  assign cons_irq = rx_int || ier[1];
 
   function automatic logic [7:0] hart_of(logic [IDW-1:0] id);
     for (int h = 0; h < HARTS; h++)
@@ -140,7 +146,7 @@ module AccioMmioBridge #(
                       64'(ctx[ar_off[3 +: HB]]) :
                     ar_off >= CONSBASE && ar_off < CONSBASE + 8 ?
                       {8'h00, 8'h00, 7'h30, cons_in_valid, 8'h00, lcr,
-                       cons_in_valid ? 8'hc4 : 8'hc2, 8'h00,
+                       rx_int ? 8'hc4 : ier[1] ? 8'hc2 : 8'hc1, 6'h00, ier,
                        cons_in_valid && !lcr[7] ? cons_in_data : 8'h00} : 64'd0;
           cons_in_pop <= s_ar_len == 0 && ar_off == CONSBASE && !lcr[7] && cons_in_valid;
           rs <= RESP;
@@ -196,6 +202,7 @@ module AccioMmioBridge #(
       have_w <= 0;
       w_bad <= 0;
       lcr <= 8'h03;
+      ier <= 2'b00;
       for (int h = 0; h < HARTS; h++) ctx[h] <= 16'hffff;
     end else case (ws)
       IDLE: begin
@@ -229,6 +236,8 @@ module AccioMmioBridge #(
               ctx[w_addr[3 +: HB]] <= w_data[15:0];
             if (w_addr == CONSBASE + 3 && w_strb[3])
               lcr <= w_data[31:24];
+            if (w_addr == CONSBASE + 1 && w_strb[1] && !lcr[7])
+              ier <= w_data[9:8];
             if (w_addr >= CONSBASE && !(w_addr == CONSBASE && lcr[7])) begin
               cons_valid <= 1;
               cons_off <= w_addr[7:0];

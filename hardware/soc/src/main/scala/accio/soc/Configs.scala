@@ -22,10 +22,11 @@ class WithAccioBoot(bootrom: String) extends Config((site, here, up) => {
 })
 
 /** The uncore's interrupts on the PLIC: the event interrupt, then one
-  * wake-up interrupt per hart (routed by the PLIC's per-hart enables), then
-  * the NIC's when it sits in front of the uncore. */
+  * wake-up interrupt per hart (routed by the PLIC's per-hart enables), then,
+  * on the SoC with the NIC in front of the uncore, the NIC's and the
+  * console's. */
 class WithAccioInterrupts(harts: Int, nic: Boolean) extends Config((site, here, up) => {
-  case NExtTopInterrupts => 1 + harts + (if (nic) 1 else 0)
+  case NExtTopInterrupts => 1 + harts + (if (nic) 2 else 0)
 })
 
 /** MMIO port IDs wide enough that no two harts share one: the SoC's top
