@@ -18,6 +18,7 @@ Rocket, which has no time CSR) and the 256 legacy BSD ptys
 """
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import time
@@ -112,17 +113,19 @@ def boot(max_cycles=4_000_000_000, log=sys.stdout):
             out.flush()
             log.write(line)
         rc = p.wait()
-    saved = [ln for ln in open(os.path.join(d, "boot.log")) if ln.startswith("saved=")]
+    # the harness says saved=CYCLE right after the console's last character
+    saved = re.findall(r"saved=(\d+)", open(os.path.join(d, "boot.log")).read())
     if rc != 0 or not saved or not os.path.exists(snap + ".tmp"):
         raise SocLinuxError(f"the boot did not reach the shell (status {rc}); see {d}/boot.log")
     os.rename(snap + ".tmp", snap)
     with open(os.path.join(d, "boot.json"), "w") as f:
-        f.write('{"cycles": %d, "wall_s": %.1f}\n' % (int(saved[0].split("=")[1]), time.time() - t0))
+        f.write('{"cycles": %d, "wall_s": %.1f}\n' % (int(saved[0]), time.time() - t0))
     return snap
 
 
 def run(command, max_cycles=None):
-    """Restore the booted SoC, type `command`; returns (status, output, cycles)."""
+    """Restore the booted SoC, type `command` (it may take max_cycles);
+    returns (status, output, cycles from the cold start)."""
     _, d = inputs()
     snap = os.path.join(d, "snap")
     if not os.path.exists(snap):
@@ -131,9 +134,11 @@ def run(command, max_cycles=None):
         raise SocLinuxError("one command line, please")
     # the harness turns backslash-n into a newline and two backslashes into one
     text = f"{command}; {STATUS_CMD}".replace("\\", "\\\\") + "\\n"
-    cmd = [SIM, "--restore", snap, "--input", text, "--stop-on", END]
-    if max_cycles:
-        cmd[1:1] = ["--max-cycles", str(max_cycles)]
+    # cycles count from the cold start: a command gets max_cycles after it
+    with open(os.path.join(d, "boot.json")) as f:
+        booted = int(re.search(r'"cycles": (\d+)', f.read()).group(1))
+    cmd = [SIM, "--restore", snap, "--input", text, "--stop-on", END,
+           "--max-cycles", str(booted + (max_cycles or 2_000_000_000))]
     r = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     out = r.stdout
     at = out.rfind(STATUS)
@@ -142,9 +147,9 @@ def run(command, max_cycles=None):
                             + out[-2000:] + r.stderr[-2000:])
     status = int(out[at + len(STATUS):].split()[0])
     body = out[:at].replace("\r\n", "\n")
-    # what the shell echoed of the typed line comes first
-    first = body.find("\n")
-    body = body[first + 1:] if first >= 0 else ""
+    # what the shell printed before and echoed of the typed line come first
+    echo = body.find("\\141ccio-soc: end")
+    body = body[body.find("\n", echo) + 1:] if echo >= 0 else body
     cycles = int(next(ln.split("=")[1] for ln in out.splitlines() if ln.startswith("stopped=")))
     return status, body, cycles
 
