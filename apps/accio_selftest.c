@@ -19,7 +19,8 @@
  * hold     accelerate a socket on PORT, print its row, sleep (kill -9 me)
  * isolate  a child process can neither map this process's row nor take the
  *          socket again, and its forged stores to the row page (through
- *          /dev/mem) are refused by the ASID check; then echo through it
+ *          /dev/mem, at the devicetree's user region) are refused by the owner
+ *          check; then echo through it
  * zc       echo COUNT datagrams through the zero-copy API
  * killtx   a child queues COUNT datagrams in its TX ring without ringing
  *          the doorbell and is killed with SIGKILL; the kernel sends them
@@ -38,6 +39,7 @@
  * when everything held.
  */
 #include <accio.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/accio.h>
@@ -56,8 +58,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define UNCORE_BASE	0x11000000UL
-#define ROW_PAGE(r)	(UNCORE_BASE + 0x1000UL * ((r) + 1))
+#define ROW_PAGE(base, r)	((base) + 0x1000UL * ((r) + 1))
 #define POISON		0xbadacce55badacceULL
 
 static int failures;
@@ -296,15 +297,85 @@ static int hold(int port)
 		pause();
 }
 
+/* A devicetree property of /soc/NODE (at most len bytes); its length. */
+static ssize_t dt_prop(const char *node, const char *prop, void *buf, size_t len)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/device-tree/soc/%s%s%s", node,
+		 *node ? "/" : "", prop);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len);
+	close(fd);
+	return n;
+}
+
+static uint64_t dt_cells(const uint8_t *p, unsigned int cells)
+{
+	uint64_t v = 0;
+
+	while (cells--) {
+		v = v << 32 | (uint64_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
+		p += 4;
+	}
+	return v;
+}
+
+/* Where processes reach the uncore's registers: the devicetree's "user"
+ * region of the accio,uncore node (a SoC whose bus carries no ASID shows
+ * them twice), or its only region. 0 if there is no such node.
+ */
+static unsigned long uncore_user_base(void)
+{
+	uint8_t reg[64], cells[4];
+	char names[64], compat[64], *n;
+	unsigned int ac = 2, sc = 2, idx = 0;
+	struct dirent *d;
+	unsigned long base = 0;
+	DIR *dir;
+	ssize_t len;
+
+	if (dt_prop("", "#address-cells", cells, 4) == 4)
+		ac = dt_cells(cells, 1);
+	if (dt_prop("", "#size-cells", cells, 4) == 4)
+		sc = dt_cells(cells, 1);
+	dir = opendir("/proc/device-tree/soc");
+	while (dir && !base && (d = readdir(dir))) {
+		len = dt_prop(d->d_name, "compatible", compat, sizeof(compat) - 1);
+		if (len <= 0 || strcmp(compat, "accio,uncore"))
+			continue;
+		len = dt_prop(d->d_name, "reg-names", names, sizeof(names) - 1);
+		for (n = names; len > 0 && n < names + len; n += strlen(n) + 1, idx++)
+			if (!strcmp(n, "user"))
+				break;
+		if (len <= 0 || n >= names + len)
+			idx = 0;
+		len = dt_prop(d->d_name, "reg", reg, sizeof(reg));
+		if (len >= (ssize_t)((idx + 1) * (ac + sc) * 4))
+			base = dt_cells(reg + idx * (ac + sc) * 4, ac);
+	}
+	if (dir)
+		closedir(dir);
+	return base;
+}
+
 /* Map a row page through /dev/mem: what a forger in another process gets. */
 static volatile uint64_t *devmem_row(unsigned int row)
 {
-	int fd = open("/dev/mem", O_RDWR | O_SYNC);
+	unsigned long base = uncore_user_base();
+	int fd;
 	void *p;
 
+	if (!base)
+		return NULL;
+	fd = open("/dev/mem", O_RDWR | O_SYNC);
 	if (fd < 0)
 		return NULL;
-	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, ROW_PAGE(row));
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, ROW_PAGE(base, row));
 	close(fd);
 	return p == MAP_FAILED ? NULL : p;
 }
