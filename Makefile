@@ -90,13 +90,16 @@ soc: bootstrap
 	@bash scripts/build-soc.sh 1
 	@bash scripts/build-soc.sh 4 diplomatic
 
-# test-soc boots the firmware and the kernel of make linux on the RTL SoC too
-test-soc: soc venv linux
-	$(PY) -m pytest -q tests/soc
+# test-soc boots the firmware and the kernel of make linux on the RTL SoC
+# too, and restores Linux booted on it (the snapshot of soc-linux: cached,
+# or booted first)
+test-soc: soc venv linux image
+	$(PY) hardware/soc/soc_linux.py boot
+	$(PY) -m pytest -q -n 2 --dist loadfile tests/soc
 
 # Linux on the Rocket RTL SoC: a cold boot to a shell (hours of simulation),
 # saved under $(ACCIO_CACHE)/soc/linux-KEY/; then accio soc-run -- CMD
-soc-linux: soc linux userspace venv
+soc-linux: soc linux image venv
 	$(PY) hardware/soc/soc_linux.py boot
 
 # the system tests on TEST_JOBS workers (default: the host's cores), each

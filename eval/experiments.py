@@ -1595,6 +1595,31 @@ TITLES = {"freq": "8.2 Frequency scaling", "latency": "8.3 Processing latency",
           "timing": "Beyond the paper: on a Rocket core's time (caches, memory, traps)"}
 
 
+def report_soc_linux(outdir):
+    """The section of eval/bench_soc_linux.py's figures, when they exist:
+    Linux and Accio on the Rocket RTL SoC, in cycles, beside QEMU's."""
+    path = os.path.join(outdir, "soc_linux.json")
+    if not os.path.exists(path) or not os.path.exists(os.path.splitext(path)[0] + ".md"):
+        return []
+    with open(path) as f:
+        r = json.load(f)
+    with open(os.path.splitext(path)[0] + ".md") as f:
+        table = f.read().strip()
+    pp = r["pingpong"]
+    return ["## Beyond the paper: Linux on the Rocket RTL SoC, cycle by cycle", "",
+            f"Linux (the kernel and the musl image of this build) on `soc-sim1`, one Rocket "
+            f"core of rocket-chip 1.2.6 with the uncore and NIC RTL on Verilator, restored from "
+            f"a snapshot of its boot ({r['boot_cycles']:,} cycles to the shell, "
+            f"{r['boot_wall_s']:,.0f} s of simulation, {r['sim_cycles_per_s']:,} cycles/s). "
+            f"`udp_pingpong` against the harness's echo peer ({pp['peer_cycles']} cycles of "
+            f"service), {pp['count']} round trips per point after 20 warm-up ones, memory "
+            f"latency {pp['dram_latency']} cycles; processing time = the program's round trip "
+            f"minus the NIC's stamps, in core cycles. QEMU: the same command on one hart with "
+            f"the NIC model's echo peer, 16 ns a cycle; in plain icount a cycle is an "
+            f"instruction. `python3 eval/bench_soc_linux.py` (after `make soc-linux`).", "",
+            table, ""]
+
+
 def write_report(path, outdir, results, conf, checks):
     rel = os.path.relpath(outdir, os.path.dirname(os.path.abspath(path)))
     runs = {}
@@ -1682,6 +1707,7 @@ def write_report(path, outdir, results, conf, checks):
             out += [f"![{name}]({rel}/{png})", ""]
         out += [(report_timing(results[name], results) if name == "timing"
                  else REPORTS[name](results[name])), ""]
+    out += report_soc_linux(outdir)
     with open(path, "w") as f:
         f.write("\n".join(out))
 

@@ -22,11 +22,14 @@
                                 a client retries until its server listens.
                                 --pcap-dir: server.pcap and client.pcap, each
                                 NIC's wire in virtual time
-  accio soc-linux               Linux on the Rocket RTL SoC (Verilator): boot
+  accio soc-linux [--harts N]   Linux on the Rocket RTL SoC (Verilator): boot
                                 once to a shell, save the whole simulation
-                                (make soc-linux; hours of simulation)
-  accio soc-run -- CMD          restore that SoC, type CMD at its shell, print
-                                the output, return its status
+                                (make soc-linux; about 15 minutes, 1 hart)
+  accio soc-run [--harts N] -- CMD
+                                restore that SoC, type CMD at its shell, print
+                                the output, return its status; the wire ends
+                                in the harness's echo peer (10.0.2.2: ARP,
+                                ping, UDP), as QEMU's --wire echo
 
 Options for boot and run:
   --smp N           harts (default 4, like the prototype)
@@ -860,7 +863,10 @@ def main(argv=None):
         # Linux on the Rocket RTL SoC: boot once (soc-linux), restore many
         sys.path.insert(0, os.path.join(ROOT, "hardware", "soc"))
         import soc_linux
-        return soc_linux.main(["boot"] if argv[0] == "soc-linux" else ["run", *argv[1:]])
+        rest, harts = argv[1:], []
+        if rest[:1] == ["--harts"]:
+            harts, rest = rest[:2], rest[2:]
+        return soc_linux.main(harts + (["boot"] if argv[0] == "soc-linux" else ["run", *rest]))
     ap = argparse.ArgumentParser(prog="accio", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="verb", required=True)
