@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Linux on the Rocket RTL SoC (soc-sim1): boot once, restore many.
+"""Linux on the Rocket RTL SoC (soc-simN): boot once, restore many.
 
   soc_linux.py [--harts N] boot
                                cold boot: OpenSBI, the kernel of make linux
@@ -18,8 +18,8 @@ kernel, the devicetree, the initramfs), so a changed input boots anew. The
 kernel and the initramfs are the ones QEMU runs (without the image's Debian
 layer, which would not fit the SoC's 64 MiB): the init configures eth0
 (10.0.2.15/24, gateway 10.0.2.2, answered by the harness's echo peer) and
-gives the console a shell. The kernel's its command line skips what takes tens of
-millions of cycles here: the jitter entropy source's start-up test
+gives the console a shell. The kernel's command line skips what takes
+tens of millions of cycles here: the jitter entropy source's start-up test
 (`jent_mod_init`: thousands of time reads, each a trap to the firmware on
 Rocket, which has no time CSR) and the 256 legacy BSD ptys
 (`pty.legacy_count=0`; 53 million cycles of device registration).
@@ -29,6 +29,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -37,10 +38,6 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import accio  # noqa: E402  (the cpio writer)
 
 CACHE = os.path.join(os.environ.get("ACCIO_CACHE", os.path.expanduser("~/.cache/accio")), "soc")
-def sim(harts):
-    return os.path.join(ROOT, "build", "soc", f"soc-sim{harts}")
-
-
 IMAGE = os.path.join(ROOT, "build", "Image")
 ROOTFS = os.path.join(ROOT, "build", "rootfs")
 STRIP = "riscv64-linux-gnu-strip"
@@ -62,6 +59,10 @@ READING = "accio-soc: reading\n"
 
 class SocLinuxError(Exception):
     pass
+
+
+def sim(harts):
+    return os.path.join(ROOT, "build", "soc", f"soc-sim{harts}")
 
 
 def initramfs():
@@ -93,7 +94,6 @@ def stripped(path):
         data = f.read()
     if not data.startswith(b"\x7fELF"):
         return data
-    import tempfile
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "elf")
         r = subprocess.run([STRIP, "--strip-debug", "-o", out, path], capture_output=True)
@@ -104,7 +104,6 @@ def stripped(path):
 
 
 def devicetree(initrd_len, harts):
-    import tempfile
     with tempfile.TemporaryDirectory() as d:
         dts, dtb = os.path.join(d, "soc.dts"), os.path.join(d, "soc.dtb")
         subprocess.run([sys.executable, os.path.join(HERE, "gen_dts.py"), str(harts), dts,
@@ -118,8 +117,8 @@ def devicetree(initrd_len, harts):
 
 def inputs(harts=1):
     """The boot's files (name, bytes) and the snapshot folder they key."""
-    what = "make soc" if harts == 1 else f"scripts/build-soc.sh {harts}"
-    for path, what in ((sim(harts), what), (IMAGE, "make linux"),
+    build_sim = "make soc" if harts == 1 else f"scripts/build-soc.sh {harts}"
+    for path, what in ((sim(harts), build_sim), (IMAGE, "make linux"),
                        (FIRMWARE, "the opensbi package")):
         if not os.path.exists(path):
             raise SocLinuxError(f"{path} missing: {what}")
