@@ -17,7 +17,7 @@ ACCIO := python3 tools/accio.py
 DEMO_PORT ?= 7777
 
 .PHONY: all demo test test-model test-rtl rtl test-system build bootstrap venv sources \
-	qemu linux userspace image apps regmap regmap-check boot clean stress-system stress-boot \
+	qemu linux userspace image apps switch regmap regmap-check boot clean stress-system stress-boot \
 	eval eval-quick eval-long fuzz soak soc test-soc soc-linux
 
 all: build
@@ -50,8 +50,12 @@ userspace: sources
 image: userspace venv
 	@bash scripts/build-image.sh
 
-build: qemu linux image
+build: qemu linux image switch
 	@echo "[build] ready: build/qemu-system-riscv64 build/Image build/initramfs.cpio.gz"
+
+# the hub of accio cluster (tools/cluster/, OpenMPI's mpicc)
+switch: bootstrap
+	@$(MAKE) -s -C tools/cluster
 
 demo: build
 	@bash scripts/demo.sh

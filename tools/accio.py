@@ -22,6 +22,12 @@
                                 a client retries until its server listens.
                                 --pcap-dir: server.pcap and client.pcap, each
                                 NIC's wire in virtual time
+  accio cluster TOPOLOGY [--hosts A,B | --hostfile F | --ns-hosts N]
+              [--pcap-dir DIR] [--keep DIR] [--check]
+                                N SoCs on a switched network described by a
+                                TOML file, their clocks in lockstep: the
+                                same file gives the same wire on one host or
+                                across hosts (mpirun); accio cluster --help
   accio soc-linux [--harts N]   Linux on the Rocket RTL SoC (Verilator): boot
                                 once to a shell, save the whole simulation
                                 (make soc-linux; about 15 minutes, 1 hart)
@@ -859,6 +865,10 @@ def main(argv=None):
             "~/.cache/accio")), "venv", "bin", "python")
         py = venv_py if os.path.exists(venv_py) else sys.executable
         return subprocess.call([py, "-m", "eval", *argv[1:]], cwd=ROOT)
+    if argv[:1] == ["cluster"]:
+        # N SoCs on a switched network, in lockstep (tools/cluster.py)
+        import cluster
+        return cluster.main(argv[1:])
     if argv[:1] in (["soc-linux"], ["soc-run"]):
         # Linux on the Rocket RTL SoC: boot once (soc-linux), restore many
         sys.path.insert(0, os.path.join(ROOT, "hardware", "soc"))

@@ -1,0 +1,562 @@
+"""accio cluster: N SoCs on a switched network, their clocks in lockstep.
+
+A topology file (TOML) names the SoCs, the commands they run, the switches
+and the links; `accio cluster FILE` boots every SoC under -icount, joins
+their NICs' lockstep wires to the hub (build/accio-switch, tools/cluster/)
+and prints what each command printed. The hub holds the network model and
+the synchronisation; placed on several hosts it runs under OpenMPI's mpirun,
+one rank per host, and the result is the same.
+
+    [defaults]                 # every key here is optional
+    latency_ns = 2500          # one way, node to switch and switch to switch
+    gbps = 10                  # a switch port's rate (0: no serialisation)
+    buffer_kb = 256            # a switch port's egress buffer
+    smp = 2                    # harts per SoC
+    icount = 4                 # 2^N ns per instruction
+
+    [[switch]]
+    name = "tor"
+    delay_ns = 500             # from ingress to egress
+
+    [[node]]
+    name = "server"
+    command = "udp_echo -p 7000"
+    service = true             # runs until the others have ended
+    switch = "tor"             # its link (latency_ns, gbps, buffer_kb may
+                               # be given here for it)
+    [[node]]
+    name = "client"
+    count = 3                  # client1, client2, client3
+    command = "udp_pingpong -s {ip:server} -p 7000 -n 100 -q"
+
+    [[link]]                   # between switches; they must form a tree,
+    between = ["tor", "spine"] # or a link in each loop has blocked = true
+    latency_ns = 1000
+
+In a command, {ip:NAME} is that node's address, {name} the node's own name,
+{i} its number within its group (1..count). Nodes get 10.0.3.1, .2, ... in
+file order unless they give `ip`; MACs are 52:54:00:ac:c2:NN.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass, field
+
+import accio
+from accio import AccioError
+
+SWITCH_BIN = os.path.join(accio.BUILD, "accio-switch")
+NS_AGENT = os.path.join(accio.ROOT, "tools", "cluster", "ns-agent.sh")
+
+DEFAULTS = {"latency_ns": 2500, "gbps": 10, "buffer_kb": 256, "smp": 2,
+            "icount": 4, "mem": "512M", "delay_ns": 0}
+NODE_KEYS = {"name", "command", "service", "switch", "latency_ns", "gbps",
+             "buffer_kb", "count", "ip", "host", "smp", "mem"}
+SWITCH_KEYS = {"name", "delay_ns"}
+LINK_KEYS = {"between", "latency_ns", "gbps", "buffer_kb", "blocked"}
+TOP_KEYS = {"defaults", "switch", "node", "link", "timeout_s"}
+
+
+class TopologyError(AccioError):
+    pass
+
+
+@dataclass
+class Node:
+    name: str
+    command: str
+    service: bool
+    switch: str
+    ip: str
+    mac: str
+    latency_ns: int
+    bps: int
+    buffer: int
+    smp: int
+    mem: str
+    host: object = None
+
+
+@dataclass
+class Link:
+    ends: tuple
+    latency_ns: int
+    bps: int
+    buffer: int
+    blocked: bool = False
+
+
+@dataclass
+class Topology:
+    nodes: list
+    switches: dict              # name -> delay_ns
+    links: list                 # switch-to-switch
+    icount: int
+    timeout_s: float
+    source: str = ""
+    fwd: dict = field(default_factory=dict)   # switch -> {node: link index}
+
+    @property
+    def quantum(self):
+        """The lookahead: no frame reaches a NIC sooner than this after it
+        left another."""
+        return 2 * min(n.latency_ns for n in self.nodes)
+
+    def node(self, name):
+        return next(n for n in self.nodes if n.name == name)
+
+
+def _check_keys(what, d, allowed):
+    bad = sorted(set(d) - allowed)
+    if bad:
+        raise TopologyError(f"{what}: unknown key{'s' if len(bad) > 1 else ''} "
+                            f"{', '.join(bad)} (known: {', '.join(sorted(allowed))})")
+
+
+def _positive(what, v, zero_ok=False):
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0 or (v == 0 and not zero_ok):
+        need = "a whole number >= 0" if zero_ok else "a whole number > 0"
+        raise TopologyError(f"{what} must be {need}, not {v!r}" +
+                            ("" if zero_ok else " (a link's latency is the lookahead "
+                             "of the synchronisation: it cannot be zero)"
+                             if "latency" in what else ""))
+    return v
+
+
+def parse(text, source="<topology>"):
+    """A Topology from TOML text; TopologyError says what is wrong."""
+    try:
+        t = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise TopologyError(f"{source}: not valid TOML: {e}") from None
+    _check_keys(source, t, TOP_KEYS)
+    d = dict(DEFAULTS)
+    _check_keys("[defaults]", t.get("defaults", {}), set(DEFAULTS))
+    d.update(t.get("defaults", {}))
+    _positive("[defaults] latency_ns", d["latency_ns"])
+    icount = _positive("[defaults] icount", d["icount"], zero_ok=True)
+
+    switches = {}
+    for k, s in enumerate(t.get("switch", [])):
+        _check_keys(f"switch {k + 1}", s, SWITCH_KEYS)
+        name = s.get("name")
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,32}", name):
+            raise TopologyError(f"switch {k + 1}: a name of letters, digits, '_.-' is needed")
+        if name in switches:
+            raise TopologyError(f"switch {name!r} is defined twice")
+        switches[name] = _positive(f"switch {name}: delay_ns",
+                                   s.get("delay_ns", d["delay_ns"]), zero_ok=True)
+    if not switches:
+        raise TopologyError(f"{source}: no [[switch]]: the nodes need one to meet")
+
+    nodes, names = [], set(switches)
+    for k, n in enumerate(t.get("node", [])):
+        _check_keys(f"node {k + 1}", n, NODE_KEYS)
+        base = n.get("name")
+        if not isinstance(base, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,28}", base):
+            raise TopologyError(f"node {k + 1}: a name of letters, digits, '_.-' is needed")
+        count = n.get("count", None)
+        if count is not None:
+            _positive(f"node {base}: count", count)
+        if not isinstance(n.get("command", None), str):
+            raise TopologyError(f"node {base}: a command (a string) is needed")
+        sw = n.get("switch", next(iter(switches)) if len(switches) == 1 else None)
+        if sw is None:
+            raise TopologyError(f"node {base}: which switch? (switch = one of "
+                                f"{', '.join(switches)})")
+        if sw not in switches:
+            raise TopologyError(f"node {base}: switch {sw!r} is not defined "
+                                f"(switches: {', '.join(switches)})")
+        for i in range(1, (count or 1) + 1):
+            name = f"{base}{i}" if count else base
+            if name in names:
+                raise TopologyError(f"{name!r} is defined twice")
+            names.add(name)
+            idx = len(nodes)
+            if idx >= 250:
+                raise TopologyError("at most 250 nodes")
+            lat = _positive(f"node {name}: latency_ns", n.get("latency_ns", d["latency_ns"]))
+            gbps = n.get("gbps", d["gbps"])
+            buf = _positive(f"node {name}: buffer_kb", n.get("buffer_kb", d["buffer_kb"]),
+                            zero_ok=True)
+            nodes.append(Node(
+                name=name, command=n["command"].replace("{i}", str(i)).replace(
+                    "{name}", name),
+                service=bool(n.get("service", False)), switch=sw,
+                ip=n.get("ip", f"10.0.3.{idx + 1}") if not count else f"10.0.3.{idx + 1}",
+                mac=f"52:54:00:ac:c2:{idx + 1:02x}", latency_ns=lat,
+                bps=int(gbps * 1e9), buffer=buf * 1024,
+                smp=_positive(f"node {name}: smp", n.get("smp", d["smp"])),
+                mem=str(n.get("mem", d["mem"])), host=n.get("host")))
+    if not nodes:
+        raise TopologyError(f"{source}: no [[node]]")
+    if all(n.service for n in nodes):
+        raise TopologyError("every node is a service: nothing would end the run "
+                            "(a node without service = true ends it)")
+    ips = {}
+    for n in nodes:
+        if n.ip in ips:
+            raise TopologyError(f"nodes {ips[n.ip]} and {n.name} have the same ip {n.ip}")
+        ips[n.ip] = n.name
+
+    def ip_of(m):
+        if m.group(1) not in ips.values():
+            raise TopologyError(f"{{ip:{m.group(1)}}}: no node is called {m.group(1)!r}")
+        return next(ip for ip, name in ips.items() if name == m.group(1))
+    for n in nodes:
+        n.command = re.sub(r"\{ip:([A-Za-z0-9_.-]+)\}", ip_of, n.command)
+
+    links = []
+    for k, lk in enumerate(t.get("link", [])):
+        _check_keys(f"link {k + 1}", lk, LINK_KEYS)
+        ends = lk.get("between")
+        if not (isinstance(ends, list) and len(ends) == 2 and all(isinstance(e, str) for e in ends)):
+            raise TopologyError(f"link {k + 1}: between = [\"SWITCH\", \"SWITCH\"] is needed")
+        for e in ends:
+            if e not in switches:
+                what = "a node (a node's link is its switch = ...)" if e in names else "unknown"
+                raise TopologyError(f"link {k + 1}: {e!r} is {what}; links join switches")
+        if ends[0] == ends[1]:
+            raise TopologyError(f"link {k + 1}: joins {ends[0]} to itself")
+        lat = _positive(f"link {'-'.join(ends)}: latency_ns", lk.get("latency_ns", d["latency_ns"]))
+        links.append(Link(tuple(ends), lat, int(lk.get("gbps", d["gbps"]) * 1e9),
+                          _positive(f"link {'-'.join(ends)}: buffer_kb",
+                                    lk.get("buffer_kb", d["buffer_kb"]), zero_ok=True) * 1024,
+                          bool(lk.get("blocked", False))))
+    timeout = t.get("timeout_s", 900)
+    topo = Topology(nodes, switches, links, icount, float(timeout), source)
+    topo.fwd = _forwarding(topo)
+    return topo
+
+
+def _forwarding(topo):
+    """Each switch's port toward each node, over the tree of unblocked
+    links; a loop of unblocked links is an error (no spanning tree
+    protocol runs: the rule is the file's blocked = true)."""
+    adj = {s: [] for s in topo.switches}
+    parent = {s: s for s in topo.switches}
+
+    def root(s):
+        while parent[s] != s:
+            parent[s] = parent[parent[s]]
+            s = parent[s]
+        return s
+    for k, lk in enumerate(topo.links):
+        if lk.blocked:
+            continue
+        a, b = lk.ends
+        if root(a) == root(b):
+            raise TopologyError(
+                f"the links between switches form a loop through {a}-{b}; frames "
+                "would circle for ever (no spanning tree protocol runs): mark one "
+                "link of the loop blocked = true")
+        parent[root(a)] = root(b)
+        adj[a].append((b, k))
+        adj[b].append((a, k))
+    roots = {root(s) for s in topo.switches}
+    if len(roots) > 1:
+        raise TopologyError("the switches are not all connected: " + " | ".join(
+            ", ".join(s for s in topo.switches if root(s) == r) for r in sorted(roots)))
+    fwd = {s: {} for s in topo.switches}
+    for n in topo.nodes:
+        # from the node's switch outwards: the link each switch takes back
+        seen, todo = {n.switch}, [n.switch]
+        fwd[n.switch][n.name] = ("node", n.name)
+        while todo:
+            s = todo.pop()
+            for t, k in adj[s]:
+                if t not in seen:
+                    seen.add(t)
+                    fwd[t][n.name] = ("link", k)
+                    todo.append(t)
+    return fwd
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        raise TopologyError(f"{path}: {e.strerror}") from None
+    return parse(text, path)
+
+
+# ---- placement --------------------------------------------------------------
+
+def place(topo, hosts):
+    """Rank of each node: its `host` (a name in hosts, or an index) or, for
+    the rest, contiguous blocks in file order."""
+    if not hosts:
+        return [0] * len(topo.nodes)
+    free = [k for k, n in enumerate(topo.nodes) if n.host is None]
+    ranks = [0] * len(topo.nodes)
+    for k, n in enumerate(topo.nodes):
+        if n.host is not None:
+            if isinstance(n.host, int) and 0 <= n.host < len(hosts):
+                ranks[k] = n.host
+            elif n.host in hosts:
+                ranks[k] = hosts.index(n.host)
+            else:
+                raise TopologyError(f"node {n.name}: host {n.host!r} is not among "
+                                    f"the hosts ({', '.join(hosts)})")
+    for j, k in enumerate(free):
+        ranks[k] = j * len(hosts) // len(free)
+    return ranks
+
+
+# ---- network namespaces as hosts --------------------------------------------
+
+class NsHosts:
+    """N network namespaces joined by a bridge in a namespace of their own:
+    hosts for mpirun on this machine (10.99.0.1, .2, ...). Needs root."""
+
+    def __init__(self, n):
+        if os.geteuid() != 0:
+            raise AccioError("namespaces as hosts need root (ip netns)")
+        self.tag = f"accio{os.getpid() % 100000}"
+        self.names = [f"{self.tag}-h{k}" for k in range(n)]
+        self.ips = [f"10.99.0.{k + 1}" for k in range(n)]
+        self.bridge_ns = f"{self.tag}-net"
+        self.map = None
+
+    def _ip(self, *args):
+        subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+
+    def __enter__(self):
+        try:
+            self._ip("netns", "add", self.bridge_ns)
+            self._ip("-n", self.bridge_ns, "link", "add", "br0", "type", "bridge")
+            self._ip("-n", self.bridge_ns, "link", "set", "br0", "up")
+            for k, (ns, ip) in enumerate(zip(self.names, self.ips)):
+                self._ip("netns", "add", ns)
+                self._ip("-n", ns, "link", "set", "lo", "up")
+                self._ip("-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name",
+                         f"p{k}", "netns", self.bridge_ns)
+                self._ip("-n", ns, "addr", "add", f"{ip}/24", "dev", "eth0")
+                self._ip("-n", ns, "link", "set", "eth0", "up")
+                self._ip("-n", self.bridge_ns, "link", "set", f"p{k}", "master", "br0")
+                self._ip("-n", self.bridge_ns, "link", "set", f"p{k}", "up")
+        except subprocess.CalledProcessError as e:
+            self.__exit__()
+            raise AccioError(f"namespaces: {' '.join(e.cmd)}: {e.stderr.strip()}") from None
+        fd, self.map = tempfile.mkstemp(prefix="accio-nsmap-")
+        with os.fdopen(fd, "w") as f:
+            f.writelines(f"{ip} {ns}\n" for ip, ns in zip(self.ips, self.names))
+        return self
+
+    def __exit__(self, *exc):
+        for ns in self.names + [self.bridge_ns]:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        if self.map and os.path.exists(self.map):
+            os.unlink(self.map)
+
+
+# ---- a run ------------------------------------------------------------------
+
+@dataclass
+class ClusterResult:
+    results: dict               # node name -> accio.Result
+    stats: dict                 # the hub's counts (accio-switch's stats.json)
+    wall_s: float
+    ranks: int
+
+
+def write_plan(topo, run_dir, ranks, pcap_dir=None, timing=None, grace=5):
+    """The hub's plan, each node's QEMU command line and initrd."""
+    q = topo.quantum
+    switch_idx = {s: k for k, s in enumerate(topo.switches)}
+    node_idx = {n.name: k for k, n in enumerate(topo.nodes)}
+    lines = [f"counts {len(topo.nodes)} {len(topo.switches)} "
+             f"{len(topo.nodes) + len(topo.links)}",
+             f"quantum {q}", f"timeouts 120 {int(topo.timeout_s)} {grace}",
+             f"ranks {max(ranks) + 1}", f"stats {os.path.join(run_dir, 'stats.json')}"]
+    gw = topo.nodes[0].ip
+    for k, n in enumerate(topo.nodes):
+        initrd = accio.initrd_with({"accio/script": (n.command + "\n").encode()})
+        dst = os.path.join(run_dir, f"{n.name}.initrd")
+        shutil.move(initrd, dst)
+        sock = os.path.join(run_dir, f"{n.name}.sock")
+        cmd = accio.qemu_cmdline(
+            n.smp, n.mem, topo.icount, f"lockstep:connect:{q}:{sock}", dst,
+            cmdline_extra=f"accio.ip={n.ip}/24 accio.gw={gw}", mac=n.mac,
+            seed=accio.SEED + k, timing=timing is None)
+        if timing is not None:
+            cmd += accio.timing_qemu_args(timing)
+        argv = os.path.join(run_dir, f"{n.name}.argv")
+        with open(argv, "wb") as f:
+            f.write(b"".join(a.encode() + b"\0" for a in cmd))
+        pcap = os.path.join(os.path.abspath(pcap_dir), f"{n.name}.pcap") if pcap_dir else "-"
+        lines.append(f"node {k} {n.name} {ranks[k]} {int(n.service)} {sock} "
+                     f"{os.path.join(run_dir, n.name + '.console')} {argv} "
+                     f"{n.mac.replace(':', '')} {pcap}")
+    for k, s in enumerate(topo.switches):
+        lines.append(f"switch {k} {s} {topo.switches[s]}")
+    for k, n in enumerate(topo.nodes):
+        lines.append(f"link {k} n {k} s {switch_idx[n.switch]} {n.latency_ns} {n.bps} {n.buffer}")
+    for j, lk in enumerate(topo.links):
+        a, b = (switch_idx[e] for e in lk.ends)
+        lines.append(f"link {len(topo.nodes) + j} s {a} s {b} {lk.latency_ns} {lk.bps} "
+                     f"{lk.buffer if not lk.blocked else 0}")
+    for s, table in topo.fwd.items():
+        for node, (kind, v) in table.items():
+            link = node_idx[node] if kind == "node" else len(topo.nodes) + v
+            lines.append(f"fwd {switch_idx[s]} {topo.node(node).mac.replace(':', '')} {link}")
+    plan = os.path.join(run_dir, "plan")
+    with open(plan, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return plan
+
+
+def _blocked_links_out(topo):
+    """Blocked links carry nothing: they are left out of the plan."""
+    kept = [lk for lk in topo.links if not lk.blocked]
+    if len(kept) == len(topo.links):
+        return topo
+    # forwarding was computed on indices of topo.links: recompute on the kept
+    t = Topology(topo.nodes, topo.switches, kept, topo.icount, topo.timeout_s, topo.source)
+    t.fwd = _forwarding(t)
+    return t
+
+
+def _mpirun(hosts, ranks, nshosts=None):
+    cmd = ["mpirun", "--host", ",".join(f"{h}:1" for h in hosts), "-np", str(ranks),
+           "--mca", "btl", "tcp,self"]
+    if os.geteuid() == 0:
+        cmd.insert(1, "--allow-run-as-root")
+    if nshosts:
+        net = "10.99.0.0/24"
+        cmd += ["--mca", "plm_rsh_agent", NS_AGENT, "--mca", "oob_tcp_if_include", net,
+                "--mca", "btl_tcp_if_include", net]
+        cmd = ["ip", "netns", "exec", nshosts.names[0]] + cmd
+    return cmd
+
+
+def run(topo, hosts=None, ns_hosts=0, pcap_dir=None, timing=None, keep=None,
+        verbose=False, mpi=False):
+    """Boot the topology's SoCs and run their commands; a ClusterResult.
+
+    hosts: host names for mpirun (one rank each; the run directory must be
+    on a file system every host sees at the same path). ns_hosts: that
+    many network namespaces of this machine as the hosts. mpi: mpirun even
+    on one host. keep: a directory to keep the run's files in."""
+    if shutil.which("mpirun") is None and (hosts or ns_hosts or mpi):
+        raise AccioError("mpirun not found (Debian's openmpi-bin: make bootstrap)")
+    if not os.path.exists(SWITCH_BIN):
+        raise AccioError(f"missing {SWITCH_BIN} (run: make build)")
+    topo = _blocked_links_out(topo)
+    if pcap_dir:
+        os.makedirs(pcap_dir, exist_ok=True)
+    run_dir = tempfile.mkdtemp(prefix="accio-cl-")
+    ns = None
+    try:
+        if ns_hosts:
+            ns = NsHosts(ns_hosts).__enter__()
+            hosts = ns.ips
+        ranks = place(topo, hosts)
+        plan = write_plan(topo, run_dir, ranks, pcap_dir, timing)
+        nranks = len(hosts) if hosts else 1
+        if hosts or mpi:
+            cmd = _mpirun(hosts or ["localhost"], nranks, ns) + [SWITCH_BIN, plan]
+        else:
+            cmd = [SWITCH_BIN, plan]
+        env = dict(os.environ)
+        if ns:
+            env["ACCIO_NS_MAP"] = ns.map
+        t0 = time.monotonic()
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                               timeout=topo.timeout_s + 180)
+        except subprocess.TimeoutExpired:
+            raise AccioError(f"the cluster did not end within {topo.timeout_s + 180:.0f} s "
+                             f"(files in {run_dir})") from None
+        wall = time.monotonic() - t0
+        if verbose or p.returncode:
+            print(p.stdout + p.stderr, end="")
+        if p.returncode:
+            keep = keep or run_dir + "-failed"
+            raise AccioError(f"accio-switch exited {p.returncode}: {p.stderr.strip()[-2000:]}"
+                             f" (files in {keep})")
+        results = {}
+        for n in topo.nodes:
+            with open(os.path.join(run_dir, n.name + ".console"), errors="replace") as f:
+                console = f.read()
+            start = console.find(accio.BEGIN)
+            m = accio.END_RE.search(console, max(start, 0))
+            if start < 0:
+                raise AccioError(f"node {n.name} did not start its command; console tail:\n"
+                                 + console[-3000:])
+            if m:
+                res = accio.Result(int(m.group(1)), console[start + len(accio.BEGIN) + 1:
+                                                            m.start()], console, wall)
+            elif n.service:
+                res = accio.Result(143, console[start + len(accio.BEGIN) + 1:], console,
+                                   wall, stopped=True)
+            else:
+                raise AccioError(f"node {n.name} ended without a result; console tail:\n"
+                                 + console[-3000:])
+            results[n.name] = res
+        with open(os.path.join(run_dir, "stats.json")) as f:
+            stats = json.load(f)
+        return ClusterResult(results, stats, wall, nranks)
+    finally:
+        if ns:
+            ns.__exit__()
+        if keep:
+            if os.path.exists(keep):
+                shutil.rmtree(keep)
+            shutil.copytree(run_dir, keep, ignore=shutil.ignore_patterns("*.initrd", "*.sock"))
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def main(argv):
+    import argparse
+    ap = argparse.ArgumentParser(prog="accio cluster", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("topology")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--hosts", metavar="A,B,...",
+                   help="run across these hosts with mpirun (one rank per host)")
+    g.add_argument("--hostfile", metavar="FILE",
+                   help="the hosts, one per line (mpirun's first column)")
+    g.add_argument("--ns-hosts", type=int, default=0, metavar="N",
+                   help="N network namespaces of this machine as the hosts (root)")
+    ap.add_argument("--mpi", action="store_true", help="mpirun even on one host")
+    ap.add_argument("--pcap-dir", metavar="DIR",
+                    help="NODE.pcap: each node's wire, as its switch port saw it")
+    ap.add_argument("--keep", metavar="DIR", help="keep the consoles, plan and stats here")
+    ap.add_argument("--check", action="store_true", help="only check the topology")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    a = ap.parse_args(argv)
+    hosts = None
+    if a.hosts:
+        hosts = [h for h in a.hosts.split(",") if h]
+    elif a.hostfile:
+        with open(a.hostfile) as f:
+            hosts = [ln.split()[0] for ln in f if ln.strip() and not ln.startswith("#")]
+    try:
+        topo = load(a.topology)
+        if a.check:
+            print(f"{a.topology}: {len(topo.nodes)} nodes, {len(topo.switches)} switches, "
+                  f"lookahead {topo.quantum} ns")
+            return 0
+        r = run(topo, hosts, a.ns_hosts, a.pcap_dir, keep=a.keep, verbose=a.verbose,
+                mpi=a.mpi)
+    except AccioError as e:
+        print(f"accio cluster: {e}", file=__import__("sys").stderr)
+        return 125
+    rc = 0
+    for name, res in r.results.items():
+        print(f"== {name} (rc {res.rc}{', stopped' if res.stopped else ''})")
+        print(res.output, end="" if res.output.endswith("\n") or not res.output else "\n")
+        if not res.stopped:
+            rc = rc or res.rc
+    drops = sum(lk["drops"] for lk in r.stats["links"])
+    print(f"== network: {r.stats['barriers']} barriers ({r.stats['skips']} skips), "
+          f"{r.stats['end_ns'] / 1e6:.3f} ms of virtual time, {drops} frames dropped, "
+          f"{r.wall_s:.1f} s wall on {r.ranks} host{'s' if r.ranks > 1 else ''}")
+    return rc
