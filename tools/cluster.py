@@ -258,10 +258,12 @@ def _forwarding(topo):
         parent[root(a)] = root(b)
         adj[a].append((b, k))
         adj[b].append((a, k))
-    roots = {root(s) for s in topo.switches}
-    if len(roots) > 1:
+    groups = {}
+    for s in topo.switches:
+        groups.setdefault(root(s), []).append(s)
+    if len(groups) > 1:
         raise TopologyError("the switches are not all connected: " + " | ".join(
-            ", ".join(s for s in topo.switches if root(s) == r) for r in sorted(roots)))
+            ", ".join(g) for g in groups.values()))
     fwd = {s: {} for s in topo.switches}
     for n in topo.nodes:
         # from the node's switch outwards: the link each switch takes back
@@ -491,8 +493,10 @@ def run(topo, hosts=None, ns_hosts=0, pcap_dir=None, timing=None, keep=None,
                 raise AccioError(f"node {n.name} did not start its command; console tail:\n"
                                  + console[-3000:])
             if m:
+                # a service still running at the end was stopped (SIGTERM: 143)
                 res = accio.Result(int(m.group(1)), console[start + len(accio.BEGIN) + 1:
-                                                            m.start()], console, wall)
+                                                            m.start()], console, wall,
+                                   stopped=n.service and "@@ACCIO-STOP@@" in console[start:])
             elif n.service:
                 res = accio.Result(143, console[start + len(accio.BEGIN) + 1:], console,
                                    wall, stopped=True)
