@@ -789,7 +789,8 @@ static void hub_run(void)
 {
     uint8_t **bufs = xmalloc(H.ranks * sizeof(*bufs));
     size_t *lens = xmalloc(H.ranks * sizeof(size_t));
-    uint64_t b = 0;
+    uint64_t b = 0, b0;
+    struct timespec w0, w1;
     bool done;
 
     /* START: the first barrier is at the latest NIC enable */
@@ -807,6 +808,8 @@ static void hub_run(void)
     for (int i = 0; i < H.nnodes && !done; i++) {
         put(H.nodes[i].rank, i, LS_START, b, NULL, 0);
     }
+    b0 = b;
+    clock_gettime(CLOCK_MONOTONIC, &w0);
     hub_scatter(done);
 
     while (!done) {
@@ -848,14 +851,17 @@ static void hub_run(void)
     }
     free(bufs);
     free(lens);
+    clock_gettime(CLOCK_MONOTONIC, &w1);
     if (H.stats) {
         FILE *s = fopen(H.stats, "w");
 
         if (s) {
             fprintf(s, "{\n  \"barriers\": %" PRIu64 ",\n  \"skips\": %"
                     PRIu64 ",\n  \"end_ns\": %" PRIu64 ",\n  \"quantum_ns\": %"
-                    PRIu64 ",\n  \"ranks\": %d,\n", H.barriers, H.skips, b,
-                    H.quantum, H.ranks);
+                    PRIu64 ",\n  \"ranks\": %d,\n  \"start_ns\": %" PRIu64
+                    ",\n  \"lockstep_wall_s\": %.3f,\n", H.barriers, H.skips, b,
+                    H.quantum, H.ranks, b0, (w1.tv_sec - w0.tv_sec) +
+                    (w1.tv_nsec - w0.tv_nsec) / 1e9);
             fab_write_stats(&H.fab, s);
             fprintf(s, "\n}\n");
             fclose(s);
