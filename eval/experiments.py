@@ -1620,6 +1620,31 @@ def report_soc_linux(outdir):
             table, ""]
 
 
+def report_cluster(outdir):
+    """The section of eval/bench_cluster.py's figures, when they exist: many
+    SoCs on one switched network in lockstep (accio cluster)."""
+    path = os.path.join(outdir, "cluster.json")
+    if not os.path.exists(path) or not os.path.exists(os.path.splitext(path)[0] + ".md"):
+        return []
+    with open(path) as f:
+        r = json.load(f)
+    with open(os.path.splitext(path)[0] + ".md") as f:
+        table = f.read().strip()
+    busy = [x for x in r["sync"] if x["kind"] == "busy"]
+    worst, best = busy[0], busy[-1]
+    return ["## Beyond the paper: many SoCs on one switched network", "",
+            "`accio cluster` (tools/README.md): every SoC under icount, its NIC's lockstep "
+            "wire ending in one hub that holds the switches and links in virtual time; the "
+            "lookahead is twice the shortest node link. Two SoCs in lockstep cost "
+            f"{worst['ratio']}x the wall time of the same two SoCs unsynchronised when both "
+            f"are busy with {worst['lookahead_ns'] / 1e3:g} us of lookahead and {best['ratio']}x "
+            f"with {best['lookahead_ns'] / 1e3:g} us: a barrier costs "
+            f"{worst['wall_per_barrier_us']:g} to {best['wall_per_barrier_us']:g} us of wall "
+            "time on this host (two QEMU threads and the hub woken in turn), so the lookahead, "
+            "a property of the modelled network, sets the price. "
+            f"`{r['command']}` (commit {r['commit']}).", "", table, ""]
+
+
 def write_report(path, outdir, results, conf, checks):
     rel = os.path.relpath(outdir, os.path.dirname(os.path.abspath(path)))
     runs = {}
@@ -1708,6 +1733,7 @@ def write_report(path, outdir, results, conf, checks):
         out += [(report_timing(results[name], results) if name == "timing"
                  else REPORTS[name](results[name])), ""]
     out += report_soc_linux(outdir)
+    out += report_cluster(outdir)
     with open(path, "w") as f:
         f.write("\n".join(out))
 

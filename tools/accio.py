@@ -810,14 +810,19 @@ def run_pair(server, client, smp=4, mem="1G", icount=None, timeout=600, verbose=
     about the client's, so a client must wait for its server (retry()).
     pcap_dir: each SoC's wire, captured in virtual time, in
     pcap_dir/server.pcap and pcap_dir/client.pcap."""
+    hub = None
     if lockstep is not None:
+        # the 2-node case of accio cluster: both NICs on the hub's switch,
+        # half the latency on each side (tools/cluster.py)
+        import cluster
         icount = 4 if icount is None else icount
-        sock_dir = tempfile.mkdtemp(prefix="accio-lockstep-")
-        path = os.path.join(sock_dir, "wire")
-        wires = {"server": f"lockstep:listen:{int(lockstep)}:{path}",
-                 "client": f"lockstep:connect:{int(lockstep)}:{path}"}
+        ns = int(lockstep)
+        if ns < 2:
+            raise AccioError("a lockstep wire needs a latency of at least 2 ns")
+        hub = cluster.Wire({"server": (PAIR_NET["server"][1], ns // 2, True),
+                            "client": (PAIR_NET["client"][1], ns - ns // 2, False)})
+        wires = {r: f"lockstep:connect:{hub.quantum}:{hub.sock[r]}" for r in hub.sock}
     else:
-        sock_dir = None
         pa, pb = free_udp_port(), free_udp_port()
         while pb == pa:
             pb = free_udp_port()
@@ -849,8 +854,8 @@ def run_pair(server, client, smp=4, mem="1G", icount=None, timeout=600, verbose=
     finally:
         for s in sess.values():
             s.guest.kill()
-        if sock_dir:
-            shutil.rmtree(sock_dir, ignore_errors=True)
+        if hub:
+            hub.close()
 
 
 def boot(smp=4, mem="1G", icount=None, wire="user"):

@@ -56,7 +56,7 @@ NS_AGENT = os.path.join(accio.ROOT, "tools", "cluster", "ns-agent.sh")
 DEFAULTS = {"latency_ns": 2500, "gbps": 10, "buffer_kb": 256, "smp": 2,
             "icount": 4, "mem": "512M", "delay_ns": 0}
 NODE_KEYS = {"name", "command", "service", "switch", "latency_ns", "gbps",
-             "buffer_kb", "count", "ip", "host", "smp", "mem"}
+             "buffer_kb", "count", "ip", "host", "smp", "mem", "pkgs", "add"}
 SWITCH_KEYS = {"name", "delay_ns"}
 LINK_KEYS = {"between", "latency_ns", "gbps", "buffer_kb", "blocked"}
 TOP_KEYS = {"defaults", "switch", "node", "link", "timeout_s"}
@@ -80,6 +80,8 @@ class Node:
     smp: int
     mem: str
     host: object = None
+    pkgs: tuple = ()            # extra Debian packages (accio run --pkg)
+    add: tuple = ()             # (host path, guest path) (accio run --add)
 
 
 @dataclass
@@ -184,6 +186,11 @@ def parse(text, source="<topology>"):
             gbps = n.get("gbps", d["gbps"])
             buf = _positive(f"node {name}: buffer_kb", n.get("buffer_kb", d["buffer_kb"]),
                             zero_ok=True)
+            pkgs, add = n.get("pkgs", []), n.get("add", [])
+            if not (isinstance(pkgs, list) and all(isinstance(p, str) for p in pkgs)):
+                raise TopologyError(f"node {name}: pkgs = [\"PACKAGE\", ...]")
+            if not (isinstance(add, list) and all(isinstance(p, str) and ":" in p for p in add)):
+                raise TopologyError(f"node {name}: add = [\"HOST_PATH:/GUEST/PATH\", ...]")
             nodes.append(Node(
                 name=name, command=n["command"].replace("{i}", str(i)).replace(
                     "{name}", name),
@@ -192,7 +199,8 @@ def parse(text, source="<topology>"):
                 mac=f"52:54:00:ac:c2:{idx + 1:02x}", latency_ns=lat,
                 bps=int(gbps * 1e9), buffer=buf * 1024,
                 smp=_positive(f"node {name}: smp", n.get("smp", d["smp"])),
-                mem=str(n.get("mem", d["mem"])), host=n.get("host")))
+                mem=str(n.get("mem", d["mem"])), host=n.get("host"), pkgs=tuple(pkgs),
+                add=tuple(accio.parse_add(x) for x in add)))
     if not nodes:
         raise TopologyError(f"{source}: no [[node]]")
     if all(n.service for n in nodes):
@@ -368,18 +376,13 @@ class ClusterResult:
     ranks: int
 
 
-def write_plan(topo, run_dir, ranks, pcap_dir=None, timing=None, grace=5):
-    """The hub's plan, each node's QEMU command line and initrd."""
-    q = topo.quantum
-    switch_idx = {s: k for k, s in enumerate(topo.switches)}
-    node_idx = {n.name: k for k, n in enumerate(topo.nodes)}
-    lines = [f"counts {len(topo.nodes)} {len(topo.switches)} "
-             f"{len(topo.nodes) + len(topo.links)}",
-             f"quantum {q}", f"timeouts 120 {int(topo.timeout_s)} {grace}",
-             f"ranks {max(ranks) + 1}", f"stats {os.path.join(run_dir, 'stats.json')}"]
-    gw = topo.nodes[0].ip
+def _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines):
+    """Each node's initrd (the image, its packages, its files, its command)
+    and QEMU command line; its line of the plan."""
     for k, n in enumerate(topo.nodes):
-        initrd = accio.initrd_with({"accio/script": (n.command + "\n").encode()})
+        entries = [e for h, g in n.add for e in accio.host_entries(h, g)]
+        initrd = accio.initrd_with({"accio/script": (n.command + "\n").encode()},
+                                   [layers[n.pkgs]] if n.pkgs else [], entries)
         dst = os.path.join(run_dir, f"{n.name}.initrd")
         shutil.move(initrd, dst)
         sock = os.path.join(run_dir, f"{n.name}.sock")
@@ -396,6 +399,27 @@ def write_plan(topo, run_dir, ranks, pcap_dir=None, timing=None, grace=5):
         lines.append(f"node {k} {n.name} {ranks[k]} {int(n.service)} {sock} "
                      f"{os.path.join(run_dir, n.name + '.console')} {argv} "
                      f"{n.mac.replace(':', '')} {pcap}")
+
+
+def write_plan(topo, run_dir, ranks, pcap_dir=None, timing=None, grace=5):
+    """The hub's plan, each node's QEMU command line and initrd."""
+    q = topo.quantum
+    switch_idx = {s: k for k, s in enumerate(topo.switches)}
+    node_idx = {n.name: k for k, n in enumerate(topo.nodes)}
+    lines = [f"counts {len(topo.nodes)} {len(topo.switches)} "
+             f"{len(topo.nodes) + len(topo.links)}",
+             f"quantum {q}", f"timeouts 120 {int(topo.timeout_s)} {grace}",
+             f"ranks {max(ranks) + 1}", f"stats {os.path.join(run_dir, 'stats.json')}"]
+    gw = topo.nodes[0].ip
+    layers = {}
+    try:
+        for n in topo.nodes:
+            if n.pkgs and n.pkgs not in layers:
+                layers[n.pkgs] = accio.debian_layer(list(n.pkgs))
+        _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines)
+    finally:
+        for layer in layers.values():
+            os.unlink(layer)
     for k, s in enumerate(topo.switches):
         lines.append(f"switch {k} {s} {topo.switches[s]}")
     for k, n in enumerate(topo.nodes):
@@ -412,6 +436,55 @@ def write_plan(topo, run_dir, ranks, pcap_dir=None, timing=None, grace=5):
     with open(plan, "w") as f:
         f.write("\n".join(lines) + "\n")
     return plan
+
+
+class Wire:
+    """The hub alone, for SoCs that someone else starts (accio pair
+    --lockstep): one switch, a port for each of ports = {name: (mac,
+    latency_ns, service)}; .sock[name] is the socket the SoC's NIC connects
+    to, with lockstep-ns = .quantum. A frame crosses from one port to
+    another in the sum of their latencies; nothing is serialised or queued
+    (each NIC serialises its own frames). close() waits for the hub, which
+    ends once every SoC that is not a service has left."""
+
+    def __init__(self, ports, timeout_s=3600):
+        if not os.path.exists(SWITCH_BIN):
+            raise AccioError(f"missing {SWITCH_BIN} (run: make build)")
+        self.dir = tempfile.mkdtemp(prefix="accio-wire-")
+        self.quantum = 2 * min(lat for _, lat, _ in ports.values())
+        self.sock = {}
+        lines = [f"counts {len(ports)} 1 {len(ports)}", f"quantum {self.quantum}",
+                 f"timeouts 300 {int(timeout_s)} 5", "switch 0 wire 0"]
+        for k, (name, (mac, lat, service)) in enumerate(ports.items()):
+            self.sock[name] = os.path.join(self.dir, f"{name}.sock")
+            m = mac.replace(":", "")
+            lines += [f"node {k} {name} 0 {int(service)} {self.sock[name]} - - {m} -",
+                      f"link {k} n {k} s 0 {lat} 0 0", f"fwd 0 {m} {k}"]
+        plan = os.path.join(self.dir, "plan")
+        with open(plan, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        self.log = open(os.path.join(self.dir, "hub.log"), "w+")
+        self.proc = subprocess.Popen([SWITCH_BIN, plan], stdin=subprocess.DEVNULL,
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while not all(os.path.exists(p) for p in self.sock.values()):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.close()
+                raise AccioError("the lockstep hub did not start: " + self.output())
+            time.sleep(0.01)
+
+    def output(self):
+        self.log.seek(0)
+        return self.log.read()
+
+    def close(self, timeout=10):
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def _blocked_links_out(topo):

@@ -14,7 +14,7 @@ from conftest import ROOT
 sys.path.insert(0, os.path.join(ROOT, "eval"))
 import wirecap  # noqa: E402
 
-LAT, DELAY, N = 2500, 500, 30
+LAT, DELAY, N = 10000, 500, 30
 PRELOAD = "LD_PRELOAD=/usr/lib/libaccio.so"
 STAR = f"""
 [defaults]

@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.join(ROOT, "eval"))
 import wirecap  # noqa: E402
 
 TIMEOUT = 400
-LATENCY = 5000
+LATENCY = 20000
 PRELOAD = "LD_PRELOAD=/usr/lib/libaccio.so"
 SERVER = f"udp_echo -p 7000 & {PRELOAD} udp_echo -p 7001; wait"
 # both SoCs boot together: wait until the server answers, then one marked
