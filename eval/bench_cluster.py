@@ -10,7 +10,7 @@ usage: python3 eval/bench_cluster.py [--quick] [--max-nodes N] [--json FILE]
    shell loop, with links of 2.5, 10 and 50 us (lookahead twice that);
    idle: both sleep (2.5 us links). Wall time of each, the ratio, and the
    wall time one barrier costs.
-2. Scaling: N = 2, 4, 8, 16 (--max-nodes) SoCs, one server (udp_echo) and
+2. Scaling: N = 2, 4, 8, 16, 32 (--max-nodes) SoCs, one server (udp_echo) and
    N-1 clients that each count to 2000 in a shell loop and then run 20 round trips
    to it. Wall time, wall per node (ideal: flat, as the host's 2 cores do
    N times the work), barriers, the peak memory of all QEMUs together,
@@ -22,7 +22,8 @@ usage: python3 eval/bench_cluster.py [--quick] [--max-nodes N] [--json FILE]
    longest queueing delay.
 4. Many connections across SoCs: 16 ping-pong clients spread over 4 client
    SoCs (udp_multi -T 4 each) against one server SoC whose echo runs on
-   Linux sockets or through ICT rows (LD_PRELOAD=libaccio.so): aggregate
+   Linux sockets, through ICT rows (LD_PRELOAD=libaccio.so) or on DPDK
+   (dpdk_echo on the NIC's own poll-mode driver, busy-polling): aggregate
    round trips per second of virtual time, the median of the clients' p50
    and the worst p99.
 
@@ -180,10 +181,25 @@ def incast(clients, count, size):
     return out
 
 
+def dpdk_server():
+    """dpdk_echo on the NIC's own poll-mode driver (net_accio), busy-polling
+    hart 1; the node's extra keys (the PMD tree, Debian's libatomic1)."""
+    import breakdown
+    cmd = (f"{breakdown.PMD_PREP} && /opt/dpdk/bin/dpdk_echo -l 1 {breakdown.PMD_EAL} -- "
+           "-a {ip:server} -p 7000 2>&1 | grep -v '^EAL:\\|^TELEMETRY:'")
+    pkgs = ", ".join(f'"{p}"' for p in breakdown.PMD_PKGS)
+    return cmd, f'pkgs = [{pkgs}]\nadd = ["{breakdown.PMD_TREE}:/opt/dpdk"]\n'
+
+
 def spread(socs, per, count):
     out = {}
-    for name, pre in (("linux", ""), ("accio", PRELOAD + " ")):
-        t = topo([node("server", f"{pre}udp_echo -p 7000", service=True),
+    servers = [("linux", "udp_echo -p 7000", ""),
+               ("accio", PRELOAD + " udp_echo -p 7000", "")]
+    if os.path.exists(os.path.join(ROOT, "build", "apps", "dpdk-pmd", "opt", "dpdk", "bin",
+                                   "dpdk_echo")):
+        servers.append(("dpdk", *dpdk_server()))
+    for name, server, extra in servers:
+        t = topo([node("server", server, service=True, extra=extra),
                   node("c", f"{WAIT}\nudp_multi -T {per} -o /tmp/r -s {{ip:server}} -p 7000 "
                        f"-n {count} -q; cat /tmp/r.*", count=socs)])
         r, _ = run_cluster(t)
@@ -243,7 +259,7 @@ def report(res):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--max-nodes", type=int, default=16)
+    ap.add_argument("--max-nodes", type=int, default=32)
     ap.add_argument("--json", default=os.path.join(ROOT, "eval", "results", "cluster.json"))
     a = ap.parse_args()
     q = a.quick
