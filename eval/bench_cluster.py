@@ -3,6 +3,7 @@
 costs, how it scales, and two experiments that need more than two SoCs.
 
 usage: python3 eval/bench_cluster.py [--quick] [--max-nodes N] [--json FILE]
+                                     [--report-only]
 
 1. Sync overhead: two SoCs run the same command, once joined by the hub
    (lockstep through accio-switch) and once as two independent QEMUs at
@@ -27,7 +28,8 @@ usage: python3 eval/bench_cluster.py [--quick] [--max-nodes N] [--json FILE]
    round trips per second of virtual time, the median of the clients' p50
    and the worst p99.
 
-Writes eval/results/cluster.json and eval/results/cluster.md.
+Writes eval/results/cluster.json, eval/results/cluster.md and, with
+matplotlib, eval/results/cluster.png.
 """
 import argparse
 import json
@@ -246,14 +248,48 @@ def report(res):
         lines.append(f"| {k} | {r['clients']} | {r['round_trips_per_s']} | "
                      f"{r['rtt_p50_median_us']} | {r['rtt_p99_max_us']} |")
     big = max(res["scaling"], key=lambda r: r["nodes"])
-    lines += ["", "| simulator | nodes | where | slowdown |", "|---|---:|---|---|",
+    lines += ["", "| simulator | nodes | where | slowdown | simulated clock of a node |",
+              "|---|---:|---|---|---:|",
               "| FireSim (ISCA'18, published) | 1,024 | FPGAs on EC2 F1 | < 1,000x "
-              "(3.2 GHz targets at 3.4 MHz; 2 us links) |",
+              "(3.2 GHz targets; 2 us links) | 3.4 MHz |",
               "| SimBricks (SIGCOMM'22, published) | 40; 1,000 | one machine; 26 machines | "
-              "not compared here |",
+              "not compared here | |",
               f"| accio cluster (measured) | {big['nodes']} | this machine, 2 cores | "
-              f"{big['slowdown']}x in lockstep (62.5 MHz targets, icount 4) |"]
+              f"{big['slowdown']}x in lockstep (62.5 MHz targets, icount 4; "
+              f"{2 * cluster.DEFAULTS['latency_ns']} ns "
+              f"lookahead) | {62.5e3 / big['slowdown']:.0f} kHz |"]
     return "\n".join(lines) + "\n"
+
+
+def plot(res, path):
+    """Busy sync overhead against the lookahead, and wall time per SoC
+    against the number of SoCs; False when matplotlib is missing."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("[cluster] no matplotlib: no plot", flush=True)
+        return False
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.6))
+    busy = [r for r in res["sync"] if r["kind"] == "busy"]
+    a.plot([r["lookahead_ns"] / 1e3 for r in busy], [r["ratio"] for r in busy], "o-")
+    a.axhline(1.3, ls="--", c="grey", lw=1)
+    a.set_xscale("log")
+    a.set_xlabel("lookahead (us of virtual time)")
+    a.set_ylabel("wall time, lockstep / unsynchronised")
+    a.set_title("two busy SoCs")
+    n = [r["nodes"] for r in res["scaling"]]
+    b.plot(n, [r["wall_per_node_s"] for r in res["scaling"]], "o-")
+    b.set_xscale("log", base=2)
+    b.set_xticks(n, [str(x) for x in n])
+    b.set_ylim(bottom=0)
+    b.set_xlabel("SoCs (on 2 host cores)")
+    b.set_ylabel("wall time per SoC (s)")
+    b.set_title("scaling")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    return True
 
 
 def main():
@@ -261,8 +297,13 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--max-nodes", type=int, default=32)
     ap.add_argument("--json", default=os.path.join(ROOT, "eval", "results", "cluster.json"))
+    ap.add_argument("--report-only", action="store_true",
+                    help="the table and plot again from --json's figures")
     a = ap.parse_args()
     q = a.quick
+    if a.report_only:
+        with open(a.json) as f:
+            return write(json.load(f), a.json)
     sizes = [n for n in (2, 4, 8, 16, 32) if n <= a.max_nodes]
     res = {"command": "python3 eval/bench_cluster.py" + (" --quick" if q else ""),
            "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
@@ -272,11 +313,19 @@ def main():
            "scaling": scaling(sizes[:2] if q else sizes, 1000 if q else 2000),
            "incast": incast(3 if q else 7, 50 if q else 200, 1024),
            "spread": spread(2 if q else 4, 2 if q else 4, 50 if q else 200)}
-    md = report(res)
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as f:
         json.dump(res, f, indent=1)
-    with open(os.path.splitext(a.json)[0] + ".md", "w") as f:
+    write(res, a.json)
+
+
+def write(res, path):
+    """path's .md (the tables) and .png beside the figures' json."""
+    md = report(res)
+    png = os.path.splitext(path)[0] + ".png"
+    if plot(res, png):
+        md += f"\n![sync overhead and scaling]({os.path.basename(png)})\n"
+    with open(os.path.splitext(path)[0] + ".md", "w") as f:
         f.write(md)
     print(md)
 

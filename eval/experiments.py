@@ -1620,7 +1620,7 @@ def report_soc_linux(outdir):
             table, ""]
 
 
-def report_cluster(outdir):
+def report_cluster(outdir, rel="results"):
     """The section of eval/bench_cluster.py's figures, when they exist: many
     SoCs on one switched network in lockstep (accio cluster)."""
     path = os.path.join(outdir, "cluster.json")
@@ -1629,7 +1629,7 @@ def report_cluster(outdir):
     with open(path) as f:
         r = json.load(f)
     with open(os.path.splitext(path)[0] + ".md") as f:
-        table = f.read().strip()
+        table = f.read().strip().replace("](cluster.png)", f"]({rel}/cluster.png)")
     busy = [x for x in r["sync"] if x["kind"] == "busy"]
     worst, best = busy[0], busy[-1]
     return ["## Beyond the paper: many SoCs on one switched network", "",
@@ -1733,7 +1733,7 @@ def write_report(path, outdir, results, conf, checks):
         out += [(report_timing(results[name], results) if name == "timing"
                  else REPORTS[name](results[name])), ""]
     out += report_soc_linux(outdir)
-    out += report_cluster(outdir)
+    out += report_cluster(outdir, rel)
     with open(path, "w") as f:
         f.write("\n".join(out))
 

@@ -33,10 +33,14 @@ one rank per host, and the result is the same.
     between = ["tor", "spine"] # or a link in each loop has blocked = true
     latency_ns = 1000
 
+More keys of a node: ip (else 10.0.3.K, K its place in the file; one /24
+for all), smp, mem, host (a name among --hosts, or an index: where it runs),
+pkgs (extra Debian packages, as accio run --pkg) and add ("HOST:GUEST"
+paths, as accio run --add). timeout_s (top level, default 900) bounds the run.
 In a command, {ip:NAME} is that node's address, {name} the node's own name,
-{i} its number within its group (1..count). Nodes get 10.0.3.1, .2, ... in
-file order unless they give `ip`; MACs are 52:54:00:ac:c2:NN.
+{i} its number within its group (1..count). MACs are 52:54:00:ac:c2:NN.
 """
+import ipaddress
 import json
 import os
 import re
@@ -208,6 +212,14 @@ def parse(text, source="<topology>"):
                             "(a node without service = true ends it)")
     ips = {}
     for n in nodes:
+        try:
+            addr = ipaddress.IPv4Address(n.ip)
+        except ValueError:
+            raise TopologyError(f"node {n.name}: ip {n.ip!r} is not an IPv4 address") from None
+        if ipaddress.IPv4Network(f"{addr}/24", strict=False) != \
+                ipaddress.IPv4Network(f"{nodes[0].ip}/24", strict=False):
+            raise TopologyError(f"node {n.name}: ip {n.ip} is not in {nodes[0].ip}/24, the "
+                                "one subnet of the cluster")
         if n.ip in ips:
             raise TopologyError(f"nodes {ips[n.ip]} and {n.name} have the same ip {n.ip}")
         ips[n.ip] = n.name
@@ -512,13 +524,14 @@ def _mpirun(hosts, ranks, nshosts=None):
 
 
 def run(topo, hosts=None, ns_hosts=0, pcap_dir=None, timing=None, keep=None,
-        verbose=False, mpi=False):
+        verbose=False, mpi=False, run_dir=None):
     """Boot the topology's SoCs and run their commands; a ClusterResult.
 
     hosts: host names for mpirun (one rank each; the run directory must be
-    on a file system every host sees at the same path). ns_hosts: that
-    many network namespaces of this machine as the hosts. mpi: mpirun even
-    on one host. keep: a directory to keep the run's files in."""
+    on a file system every host sees at the same path: run_dir, a folder
+    there, which holds the run's own folder). ns_hosts: that many network
+    namespaces of this machine as the hosts. mpi: mpirun even on one host.
+    keep: a directory to keep the run's files in."""
     if shutil.which("mpirun") is None and (hosts or ns_hosts or mpi):
         raise AccioError("mpirun not found (Debian's openmpi-bin: make bootstrap)")
     if not os.path.exists(SWITCH_BIN):
@@ -526,7 +539,9 @@ def run(topo, hosts=None, ns_hosts=0, pcap_dir=None, timing=None, keep=None,
     topo = _blocked_links_out(topo)
     if pcap_dir:
         os.makedirs(pcap_dir, exist_ok=True)
-    run_dir = tempfile.mkdtemp(prefix="accio-cl-")
+    if run_dir:
+        os.makedirs(run_dir, exist_ok=True)
+    run_dir = tempfile.mkdtemp(prefix="accio-cl-", dir=run_dir)
     ns = None
     try:
         if ns_hosts:
@@ -603,6 +618,8 @@ def main(argv):
     g.add_argument("--ns-hosts", type=int, default=0, metavar="N",
                    help="N network namespaces of this machine as the hosts (root)")
     ap.add_argument("--mpi", action="store_true", help="mpirun even on one host")
+    ap.add_argument("--run-dir", metavar="DIR",
+                    help="where the run's files go (across hosts: a shared file system)")
     ap.add_argument("--pcap-dir", metavar="DIR",
                     help="NODE.pcap: each node's wire, as its switch port saw it")
     ap.add_argument("--keep", metavar="DIR", help="keep the consoles, plan and stats here")
@@ -622,7 +639,7 @@ def main(argv):
                   f"lookahead {topo.quantum} ns")
             return 0
         r = run(topo, hosts, a.ns_hosts, a.pcap_dir, keep=a.keep, verbose=a.verbose,
-                mpi=a.mpi)
+                mpi=a.mpi, run_dir=a.run_dir)
     except AccioError as e:
         print(f"accio cluster: {e}", file=__import__("sys").stderr)
         return 125

@@ -135,12 +135,16 @@ NODE = '[[node]]\nname = "{n}"\ncommand = "true"\n'
      "{ip:b}: no node is called 'b'"),
     (NODE.format(n="a"), "no [[switch]]: the nodes need one to meet"),
     ("[[node]\n", "not valid TOML"),
+    (SW + NODE.format(n="a") + 'ip = "10.0.3.300"\n', "node a: ip '10.0.3.300' is not an IPv4"),
+    (SW + NODE.format(n="a") + NODE.format(n="b") + 'ip = "10.0.4.2"\n',
+     "node b: ip 10.0.4.2 is not in 10.0.3.1/24, the one subnet of the cluster"),
 ])
 def test_bad_topologies_are_refused_clearly(tmp_path, text, message):
     """A topology with an unknown node or switch, a link to a node, zero
     latency, a loop of switches with no link blocked, switches not
     connected, only services, an unknown key, a name twice, an address of
-    nobody, or broken TOML: accio cluster says what is wrong (exit 125)."""
+    nobody, broken TOML, an address that is none or outside the cluster's
+    subnet: accio cluster says what is wrong (exit 125)."""
     rc, out = check(tmp_path, text)
     assert rc == 125 and message in out, out
 

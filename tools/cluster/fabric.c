@@ -60,6 +60,14 @@ int fab_finish_setup(Fabric *f, char *err, size_t errlen)
     for (int l = 0; l < f->nlinks; l++) {
         FabLink *k = &f->links[l];
 
+        for (int e = 0; e < 2; e++) {
+            if (k->idx[e] < 0 || k->idx[e] >= (k->kind[e] == FAB_NODE ?
+                                               f->nnodes : f->nswitches)) {
+                snprintf(err, errlen, "link %d: no %s %d", l,
+                         k->kind[e] == FAB_NODE ? "node" : "switch", k->idx[e]);
+                return -1;
+            }
+        }
         if (!k->lat_ns) {
             snprintf(err, errlen, "link %d has no latency", l);
             return -1;
@@ -85,6 +93,22 @@ int fab_finish_setup(Fabric *f, char *err, size_t errlen)
         if (k->kind[0] == FAB_NODE && k->kind[1] == FAB_NODE) {
             snprintf(err, errlen, "link %d joins two nodes", l);
             return -1;
+        }
+    }
+    for (int i = 0; i < f->nswitches; i++) {
+        FabSwitch *s = &f->switches[i];
+
+        for (int k = 0; k < s->nfwd; k++) {
+            int ok = 0;
+
+            for (int j = 0; j < s->nlinks; j++) {
+                ok |= s->links[j] == s->fwd[k].link;
+            }
+            if (!ok) {
+                snprintf(err, errlen, "switch %s forwards to link %d, not "
+                         "one of its own", s->name, s->fwd[k].link);
+                return -1;
+            }
         }
     }
     for (int n = 0; n < f->nnodes; n++) {
