@@ -569,8 +569,14 @@ def run(topo, hosts=None, ns_hosts=0, pcap_dir=None, timing=None, keep=None,
             print(p.stdout + p.stderr, end="")
         if p.returncode:
             keep = keep or run_dir + "-failed"
-            raise AccioError(f"accio-switch exited {p.returncode}: {p.stderr.strip()[-2000:]}"
-                             f" (files in {keep})")
+            err = p.stderr.strip()[-2000:]
+            tails = ""
+            for c in sorted(set(re.findall(r"see (\S+\.console)", err))):
+                if os.path.exists(c):
+                    with open(c, errors="replace") as f:
+                        tails += f"\n-- {os.path.basename(c)}, its end:\n" + f.read()[-1500:]
+            raise AccioError(f"accio-switch exited {p.returncode}: "
+                             f"{err.replace(run_dir, keep)}{tails}")
         results = {}
         for n in topo.nodes:
             with open(os.path.join(run_dir, n.name + ".console"), errors="replace") as f:

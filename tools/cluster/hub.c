@@ -386,9 +386,19 @@ static void node_accept(Node *n, int idx)
 {
     struct pollfd p = { .fd = n->lfd, .events = POLLIN };
     LsHeader h;
+    int waited = 0, r = 0, status;
 
-    if (poll(&p, 1, H.start_s * 1000) != 1 ||
-        (n->fd = accept4(n->lfd, NULL, NULL, SOCK_CLOEXEC)) < 0) {
+    /* a QEMU that ends before it connects (a bad option, say) ends the run */
+    while (waited < H.start_s * 1000 && (r = poll(&p, 1, 250)) == 0) {
+        waited += 250;
+        if (n->pid > 0 && waitpid(n->pid, &status, WNOHANG) == n->pid) {
+            n->pid = 0;
+            die("node %s ended (status %d) before it connected (see %s)",
+                H.fab.nodes[idx].name, WIFEXITED(status) ? WEXITSTATUS(status) :
+                128 + WTERMSIG(status), n->console);
+        }
+    }
+    if (r != 1 || (n->fd = accept4(n->lfd, NULL, NULL, SOCK_CLOEXEC)) < 0) {
         die("node %s did not connect to %s within %d s (see %s)",
             H.fab.nodes[idx].name, n->sock, H.start_s, n->console);
     }
