@@ -3,7 +3,7 @@
 costs, how it scales, and two experiments that need more than two SoCs.
 
 usage: python3 eval/bench_cluster.py [--quick] [--max-nodes N] [--json FILE]
-                                     [--report-only]
+                                     [--only PARTS] [--report-only]
 
 1. Sync overhead: two SoCs run the same command, once joined by the hub
    (lockstep through accio-switch) and once as two independent QEMUs at
@@ -27,6 +27,9 @@ usage: python3 eval/bench_cluster.py [--quick] [--max-nodes N] [--json FILE]
    (dpdk_echo on the NIC's own poll-mode driver, busy-polling): aggregate
    round trips per second of virtual time, the median of the clients' p50
    and the worst p99.
+5. Placement: the 4-SoC star of the tests on one host, and on two hosts
+   (network namespaces, mpirun) with the frames between ranks on TCP and
+   on MPI: wall time, and whether every capture is the one of one host.
 
 Writes eval/results/cluster.json, eval/results/cluster.md and, with
 matplotlib, eval/results/cluster.png.
@@ -221,6 +224,37 @@ def spread(socs, per, count):
     return out
 
 
+def placement():
+    """The 4-SoC star of tests/system/test_cluster.py (3 clients, 30 round
+    trips each on Linux sockets and 30 through ICT rows) on one host, and
+    on two hosts (network namespaces; mpirun) with the frames on TCP (the
+    default) and on MPI: wall time, and whether the captures are the same."""
+    star = load_star()
+    out, caps = [], {}
+    for name, kw, env in (("one host", {}, None), ("2 hosts, TCP", {"ns_hosts": 2}, None),
+                          ("2 hosts, MPI", {"ns_hosts": 2}, "mpi")):
+        d = f"/tmp/accio-bench-cluster-{len(out)}"
+        if env:
+            os.environ["ACCIO_CLUSTER_TRANSPORT"] = env
+        try:
+            r = cluster.run(star, pcap_dir=d, **kw)
+        finally:
+            os.environ.pop("ACCIO_CLUSTER_TRANSPORT", None)
+        caps[name] = {p: open(os.path.join(d, p), "rb").read() for p in sorted(os.listdir(d))}
+        out.append({"placement": name, "wall_s": round(r.wall_s, 1),
+                    "lockstep_wall_s": r.stats["lockstep_wall_s"],
+                    "barriers": r.stats["barriers"],
+                    "same_captures": caps[name] == caps["one host"]})
+        print(f"[cluster] placement {out[-1]}", flush=True)
+    return out
+
+
+def load_star():
+    sys.path.insert(0, os.path.join(ROOT, "tests", "system"))
+    import test_cluster
+    return cluster.parse(test_cluster.STAR)
+
+
 def report(res):
     lines = ["| two SoCs | link (lookahead) | lockstep (s) | unsynchronised (s) | ratio | "
              "barriers (skips) | virtual time in lockstep (s) | wall per barrier (us) |",
@@ -247,6 +281,12 @@ def report(res):
     for k, r in res["spread"].items():
         lines.append(f"| {k} | {r['clients']} | {r['round_trips_per_s']} | "
                      f"{r['rtt_p50_median_us']} | {r['rtt_p99_max_us']} |")
+    if "placement" in res:
+        lines += ["", "| the 4-SoC star on | wall (s) | of it in lockstep (s) | barriers | "
+                  "captures as on one host |", "|---|---:|---:|---:|---|"]
+        for r in res["placement"]:
+            lines.append(f"| {r['placement']} | {r['wall_s']} | {r['lockstep_wall_s']} | "
+                         f"{r['barriers']} | {'same' if r['same_captures'] else 'DIFFERENT'} |")
     big = max(res["scaling"], key=lambda r: r["nodes"])
     lines += ["", "| simulator | nodes | where | slowdown | simulated clock of a node |",
               "|---|---:|---|---|---:|",
@@ -292,27 +332,47 @@ def plot(res, path):
     return True
 
 
+MAX_NODES = 32
+PARTS = {
+    "sync": lambda q: sync_overhead(3000 if q else 10000, 1 if q else 2,
+                                    [2500, 50000] if q else [2500, 10000, 50000]),
+    "scaling": lambda q: scaling([n for n in (2, 4, 8, 16, 32) if n <= MAX_NODES][:2 if q else 5],
+                                 1000 if q else 2000),
+    "incast": lambda q: incast(3 if q else 7, 50 if q else 200, 1024),
+    "spread": lambda q: spread(2 if q else 4, 2 if q else 4, 50 if q else 200),
+    "placement": lambda q: placement() if os.geteuid() == 0 else [],
+}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--max-nodes", type=int, default=32)
     ap.add_argument("--json", default=os.path.join(ROOT, "eval", "results", "cluster.json"))
+    ap.add_argument("--only", metavar="PARTS",
+                    help="run only these parts (" + ",".join(PARTS) + "), keeping the "
+                    "others' figures in --json")
     ap.add_argument("--report-only", action="store_true",
                     help="the table and plot again from --json's figures")
     a = ap.parse_args()
     q = a.quick
-    if a.report_only:
+    if a.report_only or a.only:
         with open(a.json) as f:
-            return write(json.load(f), a.json)
-    sizes = [n for n in (2, 4, 8, 16, 32) if n <= a.max_nodes]
+            res = json.load(f)
+        for part in (a.only or "").split(","):
+            if part:
+                res[part] = PARTS[part](q)
+        if a.only:
+            with open(a.json, "w") as f:
+                json.dump(res, f, indent=1)
+        return write(res, a.json)
+    global MAX_NODES
+    MAX_NODES = a.max_nodes
     res = {"command": "python3 eval/bench_cluster.py" + (" --quick" if q else ""),
            "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                                    capture_output=True, text=True).stdout.strip(),
-           "sync": sync_overhead(3000 if q else 10000, 1 if q else 2,
-                                 [2500, 50000] if q else [2500, 10000, 50000]),
-           "scaling": scaling(sizes[:2] if q else sizes, 1000 if q else 2000),
-           "incast": incast(3 if q else 7, 50 if q else 200, 1024),
-           "spread": spread(2 if q else 4, 2 if q else 4, 50 if q else 200)}
+                                    capture_output=True, text=True).stdout.strip()}
+    for name, part in PARTS.items():
+        res[name] = part(q)
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as f:
         json.dump(res, f, indent=1)
