@@ -110,7 +110,7 @@ soc-linux: soc linux image venv
 # booting its own SoCs (tests/system/conftest.py orders them)
 TEST_JOBS ?= $(shell nproc)
 test-system: build venv
-	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup tests/system
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup --durations=25 tests/system
 
 # Repeat the accelerated-socket tests N times (LOAD=1: every host core busy
 # meanwhile; K=pattern: pytest -k); failing iterations keep their consoles
