@@ -408,7 +408,7 @@ static int run_dispatcher(int workers, rte_be32_t ip, rte_be32_t peer, uint64_t 
 	struct rte_mbuf *ms[BURST];
 	struct shared *sh;
 	uint64_t sent = 0, other = 0, full = 0;
-	uint16_t port = 0, nrx = 256, ntx = 256;
+	uint16_t port = 0;
 	int next = 0, all_ready = 0, rc;
 
 	if (rte_eth_dev_count_avail() == 0) {
@@ -434,15 +434,7 @@ static int run_dispatcher(int workers, rte_be32_t ip, rte_be32_t peer, uint64_t 
 	sh = mz->addr;
 	memset(sh, 0, sizeof(*sh));
 	sh->workers = workers;
-	rc = rte_eth_dev_configure(port, 1, 1, &conf);
-	if (rc == 0)
-		rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx);
-	if (rc == 0)
-		rc = rte_eth_rx_queue_setup(port, 0, nrx, rte_eth_dev_socket_id(port), NULL, pool);
-	if (rc == 0)
-		rc = rte_eth_tx_queue_setup(port, 0, ntx, rte_eth_dev_socket_id(port), NULL);
-	if (rc == 0)
-		rc = rte_eth_dev_start(port);
+	rc = dpdk_port_start(port, &conf, pool);
 	if (rc) {
 		fprintf(stderr, "dpdk_dispatch: port %u: %s\n", port, rte_strerror(-rc));
 		return 2;

@@ -26,7 +26,6 @@
 #include "dpdk_frames.h"
 
 #define BURST 32
-#define NB_DESC 256
 
 static volatile sig_atomic_t stop;
 
@@ -39,18 +38,8 @@ static void on_signal(int sig)
 static int port_init(uint16_t port, struct rte_mempool *pool, struct rte_ether_addr *mac)
 {
 	struct rte_eth_conf conf = { 0 };
-	uint16_t nrx = NB_DESC, ntx = NB_DESC;
-	int rc;
+	int rc = dpdk_port_start(port, &conf, pool);
 
-	rc = rte_eth_dev_configure(port, 1, 1, &conf);
-	if (rc == 0)
-		rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx);
-	if (rc == 0)
-		rc = rte_eth_rx_queue_setup(port, 0, nrx, rte_eth_dev_socket_id(port), NULL, pool);
-	if (rc == 0)
-		rc = rte_eth_tx_queue_setup(port, 0, ntx, rte_eth_dev_socket_id(port), NULL);
-	if (rc == 0)
-		rc = rte_eth_dev_start(port);
 	if (rc == 0)
 		rc = rte_eth_macaddr_get(port, mac);
 	if (rc) {

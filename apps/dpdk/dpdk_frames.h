@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dpdk_frames.h - what the DPDK programs (dpdk_pingpong, dpdk_dispatch)
- * share: the frames they build themselves (the kernel no longer sees the
- * port: ARP and UDP over IPv4 are theirs), a clock and a sort order.
+ * dpdk_frames.h - what the DPDK programs (dpdk_pingpong, dpdk_dispatch,
+ * dpdk_echo) share: their port's setup, the frames they build themselves
+ * (the kernel no longer sees the port: ARP and UDP over IPv4 are theirs), a
+ * clock and a sort order.
  */
 #ifndef DPDK_FRAMES_H
 #define DPDK_FRAMES_H
@@ -12,6 +13,7 @@
 #include <time.h>
 
 #include <rte_arp.h>
+#include <rte_ethdev.h>
 #include <rte_ether.h>
 #if __has_include(<rte_ip4.h>)
 #include <rte_ip4.h>
@@ -23,6 +25,30 @@
 
 #define DPDK_UDP_HDRS (sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + \
 		       sizeof(struct rte_udp_hdr))
+
+#define DPDK_NB_DESC 256
+
+/*
+ * @port with one RX queue (buffers from @pool) and one TX queue, each of
+ * DPDK_NB_DESC descriptors or what the port allows, configured with @conf
+ * and started: 0, or a negative errno.
+ */
+static inline int dpdk_port_start(uint16_t port, const struct rte_eth_conf *conf,
+				  struct rte_mempool *pool)
+{
+	uint16_t nrx = DPDK_NB_DESC, ntx = DPDK_NB_DESC;
+	int rc = rte_eth_dev_configure(port, 1, 1, conf);
+
+	if (rc == 0)
+		rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx);
+	if (rc == 0)
+		rc = rte_eth_rx_queue_setup(port, 0, nrx, rte_eth_dev_socket_id(port), NULL, pool);
+	if (rc == 0)
+		rc = rte_eth_tx_queue_setup(port, 0, ntx, rte_eth_dev_socket_id(port), NULL);
+	if (rc == 0)
+		rc = rte_eth_dev_start(port);
+	return rc;
+}
 
 static inline uint64_t dpdk_now_ns(void)
 {

@@ -65,7 +65,6 @@
 #include "dpdk_frames.h"
 #include "../prof_marks.h"	/* eval's instruction counter: windows, pauses, spans */
 
-#define NB_DESC 256
 #define CSUM_RX (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM)
 #define CSUM_TX (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM)
 #define BURST 32
@@ -197,7 +196,6 @@ static int port_init(struct ctx *c)
 {
 	struct rte_eth_conf conf = { 0 };
 	struct rte_eth_dev_info info;
-	uint16_t nrx = NB_DESC, ntx = NB_DESC;
 	int rc;
 
 	if (rte_eth_dev_count_avail() == 0) {
@@ -219,17 +217,7 @@ static int port_init(struct ctx *c)
 		c->csum = 0;
 	}
 	if (rc == 0)
-		rc = rte_eth_dev_configure(c->port, 1, 1, &conf);
-	if (rc == 0)
-		rc = rte_eth_dev_adjust_nb_rx_tx_desc(c->port, &nrx, &ntx);
-	if (rc == 0)
-		rc = rte_eth_rx_queue_setup(c->port, 0, nrx, rte_eth_dev_socket_id(c->port),
-					    NULL, c->pool);
-	if (rc == 0)
-		rc = rte_eth_tx_queue_setup(c->port, 0, ntx, rte_eth_dev_socket_id(c->port),
-					    NULL);
-	if (rc == 0)
-		rc = rte_eth_dev_start(c->port);
+		rc = dpdk_port_start(c->port, &conf, c->pool);
 	if (rc == 0)
 		rc = rte_eth_macaddr_get(c->port, &c->f.mac);
 	if (rc) {

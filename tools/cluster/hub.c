@@ -53,25 +53,13 @@
 
 #include <mpi.h>
 
+#include "accio_lockstep.h"
 #include "fabric.h"
 
-/* the lockstep wire's messages (accio_wire.c) */
-enum {
-    LS_HELLO = 0xacc10001, LS_FRAME = 0xacc10002, LS_SYNC = 0xacc10003,
-    LS_START = 0xacc10004,
-    /* between ranks only */
-    RK_GONE = 0xacc1f001, RK_DONE = 0xacc1f002,
-};
-#define LS_FRAME_MAX 16384
-#define LS_SKIP_MAX_NS (100 * 1000000ull)
+/* messages between ranks, beside the lockstep wire's (accio_lockstep.h) */
+enum { RK_GONE = 0xacc1f001, RK_DONE = 0xacc1f002 };
 #define TAG_UP 11
 #define TAG_DOWN 12
-
-typedef struct {
-    uint32_t type;
-    uint32_t len;
-    uint64_t t;
-} LsHeader;
 
 typedef struct {
     int rank;
@@ -337,25 +325,6 @@ static void on_alarm(int sig)
 
 /* ---- the wire protocol -------------------------------------------------- */
 
-static bool io_all(int fd, void *buf, size_t n, bool out)
-{
-    uint8_t *p = buf;
-
-    while (n) {
-        ssize_t r = out ? send(fd, p, n, MSG_NOSIGNAL) : read(fd, p, n);
-
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0) {
-            return false;
-        }
-        p += r;
-        n -= r;
-    }
-    return true;
-}
-
 static void node_gone(Node *n)
 {
     if (n->fd >= 0) {
@@ -373,8 +342,8 @@ static bool node_send(Node *n, uint32_t type, uint64_t t, const void *data,
     if (n->gone) {
         return false;
     }
-    if (!io_all(n->fd, &h, sizeof(h), true) ||
-        (len && !io_all(n->fd, (void *)data, len, true))) {
+    if (!ls_io_all(n->fd, &h, sizeof(h), true) ||
+        (len && !ls_io_all(n->fd, (void *)data, len, true))) {
         node_gone(n);
         return false;
     }
@@ -405,7 +374,7 @@ static void node_accept(Node *n, int idx)
     close(n->lfd);
     unlink(n->sock);
     n->lfd = -1;
-    if (!io_all(n->fd, &h, sizeof(h), false) || h.type != LS_HELLO) {
+    if (!ls_io_all(n->fd, &h, sizeof(h), false) || h.type != LS_HELLO) {
         die("node %s sent no greeting (see %s)", H.fab.nodes[idx].name,
             n->console);
     }
@@ -539,7 +508,7 @@ static void tcp_setup(void)
 
             if (poll(&p, 1, 60000) != 1 ||
                 (c = accept4(l, NULL, NULL, SOCK_CLOEXEC)) < 0 ||
-                !io_all(c, &who, sizeof(who), false) || !who ||
+                !ls_io_all(c, &who, sizeof(who), false) || !who ||
                 who >= (uint32_t)H.ranks) {
                 die("the ranks did not all reach rank 0 on TCP");
             }
@@ -569,7 +538,7 @@ static void tcp_setup(void)
                 uint32_t me = H.rank;
 
                 H.tfd[0] = c;
-                if (!io_all(c, &me, sizeof(me), true)) {
+                if (!ls_io_all(c, &me, sizeof(me), true)) {
                     die("rank %d lost rank 0", H.rank);
                 }
             } else {
@@ -598,8 +567,8 @@ static void xfer_send(const void *buf, size_t n, int to, int tag)
         mpi_send_idle(buf, n, to, tag);
         return;
     }
-    if (!io_all(H.tfd[to], &len, sizeof(len), true) ||
-        (n && !io_all(H.tfd[to], (void *)buf, n, true))) {
+    if (!ls_io_all(H.tfd[to], &len, sizeof(len), true) ||
+        (n && !ls_io_all(H.tfd[to], (void *)buf, n, true))) {
         die("rank %d lost rank %d", H.rank, to);
     }
 }
@@ -612,11 +581,11 @@ static uint8_t *xfer_recv(int from, int tag, size_t *n)
     if (!H.tcp) {
         return mpi_recv_idle(from, tag, n);
     }
-    if (!io_all(H.tfd[from], &len, sizeof(len), false)) {
+    if (!ls_io_all(H.tfd[from], &len, sizeof(len), false)) {
         die("rank %d lost rank %d", H.rank, from);
     }
     buf = xmalloc(len);
-    if (len && !io_all(H.tfd[from], buf, len, false)) {
+    if (len && !ls_io_all(H.tfd[from], buf, len, false)) {
         die("rank %d lost rank %d", H.rank, from);
     }
     *n = len;
@@ -637,7 +606,7 @@ static void collect(int i, uint32_t until)
         return;
     }
     for (;;) {
-        if (!io_all(n->fd, &h, sizeof(h), false)) {
+        if (!ls_io_all(n->fd, &h, sizeof(h), false)) {
             goto gone;
         }
         if (h.type == until) {
@@ -651,7 +620,7 @@ static void collect(int i, uint32_t until)
             goto gone;
         }
         data = realloc(data, h.len ? h.len : 1);
-        if (!io_all(n->fd, data, h.len, false)) {
+        if (!ls_io_all(n->fd, data, h.len, false)) {
             goto gone;
         }
         put(0, i, LS_FRAME, h.t, data, h.len);

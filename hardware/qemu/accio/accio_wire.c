@@ -2,15 +2,9 @@
  * The Accio NIC's wire: capture and a lockstep wire between two QEMUs.
  *
  * Lockstep. Two QEMUs under -icount, each with its own virtual clock, join
- * their NICs through one Unix stream socket. Every message on it is a
- * 16-byte header (type, length, time in ns) and, for a frame, its bytes:
- *
- *   HELLO  t = the wire's latency; both ends must agree
- *   START  t = the virtual time this NIC was first enabled
- *   FRAME  t = the virtual time the frame left the sender's NIC
- *   SYNC   t = the earliest virtual time at which the sender can next do
- *              anything (now while a vcpu runs; its next timer when all
- *              its vcpus are idle)
+ * their NICs through one Unix stream socket, or every NIC meets the hub of
+ * accio cluster (tools/cluster/) on one: the messages (HELLO, START, FRAME,
+ * SYNC) are in accio_lockstep.h, shared with the hub.
  *
  * Until its NIC is first enabled a SoC boots on its own (a boot alone
  * repeats exactly too, and no frame can leave a disabled NIC). The first
@@ -37,6 +31,7 @@
 #include "system/cpu-timers.h"
 #include "system/runstate.h"
 #include "hw/accio/accio_wire.h"
+#include "hw/accio/accio_lockstep.h"
 
 #include <sys/un.h>
 #include <poll.h>
@@ -110,21 +105,7 @@ void accio_pcap_close(AccioPcap *p)
 
 /* ---- lockstep wire ------------------------------------------------------ */
 
-enum {
-    LS_HELLO = 0xacc10001, LS_FRAME = 0xacc10002, LS_SYNC = 0xacc10003,
-    LS_START = 0xacc10004,
-};
-
-#define LS_FRAME_MAX 16384
 #define LS_WAIT_S 120
-/* no barrier further apart than this, even when both sides sleep */
-#define LS_SKIP_MAX_NS (100 * SCALE_MS)
-
-typedef struct {
-    uint32_t type;
-    uint32_t len;
-    uint64_t t;
-} LsHeader;
 
 typedef struct {
     uint64_t at;        /* delivery time */
@@ -147,35 +128,14 @@ struct AccioLockstep {
     uint64_t barriers, skips, frames_out, frames_in;
 };
 
-/* All of @n bytes, or false (the peer has gone, or a broken socket). */
-static bool ls_io(int fd, void *buf, size_t n, bool out)
-{
-    uint8_t *p = buf;
-
-    while (n) {
-        /* no SIGPIPE when the peer has gone: an error, handled */
-        ssize_t r = out ? send(fd, p, n, MSG_NOSIGNAL) : read(fd, p, n);
-
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0) {
-            return false;
-        }
-        p += r;
-        n -= r;
-    }
-    return true;
-}
-
 static bool ls_write(int fd, const void *buf, size_t n)
 {
-    return ls_io(fd, (void *)buf, n, true);
+    return ls_io_all(fd, (void *)buf, n, true);
 }
 
 static bool ls_read(int fd, void *buf, size_t n)
 {
-    return ls_io(fd, buf, n, false);
+    return ls_io_all(fd, buf, n, false);
 }
 
 static bool ls_send(AccioLockstep *l, uint32_t type, uint64_t t,
