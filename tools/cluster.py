@@ -563,9 +563,9 @@ def run(topo, hosts=None, ns_hosts=0, pcap_dir=None, timing=None, keep=None,
                                timeout=topo.timeout_s + 180)
         except subprocess.TimeoutExpired:
             raise AccioError(f"the cluster did not end within {topo.timeout_s + 180:.0f} s "
-                             f"(files in {run_dir})") from None
+                             f"(files in {keep or run_dir + '-failed'})") from None
         wall = time.monotonic() - t0
-        if verbose or p.returncode:
+        if verbose:
             print(p.stdout + p.stderr, end="")
         if p.returncode:
             keep = keep or run_dir + "-failed"
@@ -584,7 +584,8 @@ def run(topo, hosts=None, ns_hosts=0, pcap_dir=None, timing=None, keep=None,
             start = console.find(accio.BEGIN)
             m = accio.END_RE.search(console, max(start, 0))
             if start < 0:
-                raise AccioError(f"node {n.name} did not start its command; console tail:\n"
+                raise AccioError(f"node {n.name} did not start its command (files in "
+                                 f"{keep or run_dir + '-failed'}); console tail:\n"
                                  + console[-3000:])
             if m:
                 # a service still running at the end was stopped (SIGTERM: 143)
@@ -601,6 +602,9 @@ def run(topo, hosts=None, ns_hosts=0, pcap_dir=None, timing=None, keep=None,
         with open(os.path.join(run_dir, "stats.json")) as f:
             stats = json.load(f)
         return ClusterResult(results, stats, wall, nranks)
+    except AccioError:
+        keep = keep or run_dir + "-failed"     # what went wrong stays to be read
+        raise
     finally:
         if ns:
             ns.__exit__()
