@@ -69,6 +69,7 @@ typedef struct {
     int stdin_fd;
     pid_t pid;
     bool gone;
+    bool told;              /* the hub knows it has gone */
     uint64_t mine;          /* its SYNC at this barrier */
 } Node;
 
@@ -603,6 +604,11 @@ static void collect(int i, uint32_t until)
     uint8_t *data = NULL;
 
     if (n->gone) {
+        /* it left while being answered: the hub hears of it now */
+        if (!n->told) {
+            n->told = true;
+            put(0, i, RK_GONE, 0, NULL, 0);
+        }
         return;
     }
     for (;;) {
@@ -628,6 +634,7 @@ static void collect(int i, uint32_t until)
 gone:
     free(data);
     node_gone(n);
+    n->told = true;
     put(0, i, RK_GONE, 0, NULL, 0);
 }
 
