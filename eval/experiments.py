@@ -1595,16 +1595,25 @@ TITLES = {"freq": "8.2 Frequency scaling", "latency": "8.3 Processing latency",
           "timing": "Beyond the paper: on a Rocket core's time (caches, memory, traps)"}
 
 
+def bench_figures(outdir, name):
+    """A benchmark's figures (NAME.json) and its tables (NAME.md) in
+    outdir, or None when it has not run."""
+    path = os.path.join(outdir, name + ".json")
+    if not os.path.exists(path) or not os.path.exists(os.path.join(outdir, name + ".md")):
+        return None
+    with open(path) as f:
+        r = json.load(f)
+    with open(os.path.join(outdir, name + ".md")) as f:
+        return r, f.read().strip()
+
+
 def report_soc_linux(outdir):
     """The section of eval/bench_soc_linux.py's figures, when they exist:
     Linux and Accio on the Rocket RTL SoC, in cycles, beside QEMU's."""
-    path = os.path.join(outdir, "soc_linux.json")
-    if not os.path.exists(path) or not os.path.exists(os.path.splitext(path)[0] + ".md"):
+    figures = bench_figures(outdir, "soc_linux")
+    if not figures:
         return []
-    with open(path) as f:
-        r = json.load(f)
-    with open(os.path.splitext(path)[0] + ".md") as f:
-        table = f.read().strip()
+    r, table = figures
     pp = r["pingpong"]
     return ["## Beyond the paper: Linux on the Rocket RTL SoC, cycle by cycle", "",
             f"Linux (the kernel and the musl image of this build) on `soc-sim1`, one Rocket "
@@ -1623,13 +1632,11 @@ def report_soc_linux(outdir):
 def report_cluster(outdir, rel="results"):
     """The section of eval/bench_cluster.py's figures, when they exist: many
     SoCs on one switched network in lockstep (accio cluster)."""
-    path = os.path.join(outdir, "cluster.json")
-    if not os.path.exists(path) or not os.path.exists(os.path.splitext(path)[0] + ".md"):
+    figures = bench_figures(outdir, "cluster")
+    if not figures:
         return []
-    with open(path) as f:
-        r = json.load(f)
-    with open(os.path.splitext(path)[0] + ".md") as f:
-        table = f.read().strip().replace("](cluster.png)", f"]({rel}/cluster.png)")
+    r, table = figures
+    table = table.replace("](cluster.png)", f"]({rel}/cluster.png)")
     busy = [x for x in r["sync"] if x["kind"] == "busy"]
     worst, best = busy[0], busy[-1]
     return ["## Beyond the paper: many SoCs on one switched network", "",

@@ -177,26 +177,10 @@ static int is_udp(struct rte_mbuf *m)
 /* Turns an Ethernet/IPv4/UDP datagram into its echo: swap both ends. */
 static int swap_ends(struct rte_mbuf *m)
 {
-	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	struct rte_ipv4_hdr *ih = (struct rte_ipv4_hdr *)(eh + 1);
-	struct rte_udp_hdr *uh;
-	struct rte_ether_addr ea;
-	rte_be32_t ia;
-	rte_be16_t pa;
-
 	if (!is_udp(m))
 		return -1;
-	uh = (struct rte_udp_hdr *)(ih + 1);
-	ea = eh->dst_addr;
-	eh->dst_addr = eh->src_addr;
-	eh->src_addr = ea;
-	ia = ih->dst_addr;
-	ih->dst_addr = ih->src_addr;
-	ih->src_addr = ia;
-	pa = uh->dst_port;
-	uh->dst_port = uh->src_port;
-	uh->src_port = pa;
-	return 0;			/* sums of both checksums are unchanged */
+	dpdk_udp_turn_around(m);
+	return 0;
 }
 
 static int run_worker(int idx)

@@ -6,10 +6,9 @@
  *
  * Busy-polls the port's RX queue and sends every UDP datagram to -a's
  * address (and to PORT, when given) back where it came from, in the same
- * mbuf: the Ethernet and IPv4 addresses and the UDP ports swapped. The
- * checksums stay valid, as a swap changes no one's-complement sum. ARP
- * requests for -a's address are answered, as the kernel no longer sees the
- * port. Other frames are dropped. On SIGINT or SIGTERM it prints
+ * mbuf (dpdk_udp_turn_around). ARP requests for -a's address are
+ * answered, as the kernel no longer sees the port. Other frames are
+ * dropped. On SIGINT or SIGTERM it prints
  * "echoed=N arp=N dropped=N" (a reply the TX queue had no room for is
  * counted echoed and dropped) and exits.
  */
@@ -55,27 +54,13 @@ static int echo_udp(struct rte_mbuf *m, rte_be32_t ip, rte_be16_t port)
 {
 	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	struct rte_ipv4_hdr *ih = (struct rte_ipv4_hdr *)(eh + 1);
-	struct rte_udp_hdr *uh;
-	struct rte_ether_addr mac;
-	rte_be32_t a;
-	rte_be16_t p;
+	struct rte_udp_hdr *uh = (struct rte_udp_hdr *)(ih + 1);
 
 	if (m->data_len < DPDK_UDP_HDRS || eh->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
 	    ih->next_proto_id != IPPROTO_UDP || ih->dst_addr != ip ||
-	    (ih->version_ihl & 0xf) != 5)
+	    (ih->version_ihl & 0xf) != 5 || (port && uh->dst_port != port))
 		return 0;
-	uh = (struct rte_udp_hdr *)(ih + 1);
-	if (port && uh->dst_port != port)
-		return 0;
-	mac = eh->src_addr;
-	eh->src_addr = eh->dst_addr;
-	eh->dst_addr = mac;
-	a = ih->src_addr;
-	ih->src_addr = ih->dst_addr;
-	ih->dst_addr = a;
-	p = uh->src_port;
-	uh->src_port = uh->dst_port;
-	uh->dst_port = p;
+	dpdk_udp_turn_around(m);
 	m->ol_flags = 0;
 	return 1;
 }

@@ -103,6 +103,28 @@ static inline struct rte_mbuf *dpdk_arp_frame(struct rte_mempool *pool,
 	return m;
 }
 
+/*
+ * An IPv4 UDP datagram (no IP options) turned around in place: Ethernet
+ * and IPv4 addresses and UDP ports swapped. Both checksums stay valid, as
+ * a swap changes no one's-complement sum.
+ */
+static inline void dpdk_udp_turn_around(struct rte_mbuf *m)
+{
+	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_ipv4_hdr *ih = (struct rte_ipv4_hdr *)(eh + 1);
+	struct rte_udp_hdr *uh = (struct rte_udp_hdr *)(ih + 1);
+	struct rte_ether_addr ea = eh->dst_addr;
+	rte_be32_t ia = ih->dst_addr;
+	rte_be16_t pa = uh->dst_port;
+
+	eh->dst_addr = eh->src_addr;
+	eh->src_addr = ea;
+	ih->dst_addr = ih->src_addr;
+	ih->src_addr = ia;
+	uh->dst_port = uh->src_port;
+	uh->src_port = pa;
+}
+
 /* The two ends of a UDP flow: addresses in network order. */
 struct dpdk_flow {
 	struct rte_ether_addr mac, peer_mac;
