@@ -287,15 +287,15 @@ def _forwarding(topo):
     fwd = {s: {} for s in topo.switches}
     for n in topo.nodes:
         # from the node's switch outwards: the link each switch takes back
-        seen, todo = {n.switch}, [n.switch]
+        seen, frontier = {n.switch}, [n.switch]
         fwd[n.switch][n.name] = ("node", n.name)
-        while todo:
-            s = todo.pop()
+        while frontier:
+            s = frontier.pop()
             for t, k in adj[s]:
                 if t not in seen:
                     seen.add(t)
                     fwd[t][n.name] = ("link", k)
-                    todo.append(t)
+                    frontier.append(t)
     return fwd
 
 
@@ -439,7 +439,7 @@ def write_plan(topo, run_dir, ranks, pcap_dir=None, timing=None, grace=5):
     for j, lk in enumerate(topo.links):
         a, b = (switch_idx[e] for e in lk.ends)
         lines.append(f"link {len(topo.nodes) + j} s {a} s {b} {lk.latency_ns} {lk.bps} "
-                     f"{lk.buffer if not lk.blocked else 0}")
+                     f"{lk.buffer}")
     for s, table in topo.fwd.items():
         for node, (kind, v) in table.items():
             link = node_idx[node] if kind == "node" else len(topo.nodes) + v

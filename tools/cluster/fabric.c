@@ -16,6 +16,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -267,24 +268,28 @@ static int link_dir(const FabLink *k, int kind, int idx)
     return k->kind[0] == kind && k->idx[0] == idx ? 0 : 1;
 }
 
-/* a frame leaves by link @l in direction @d, ready at @t */
+/*
+ * A frame leaves by link @l in direction @d, ready at @t; a switch port
+ * serialises it at the link's rate (@serialise), a NIC has already.
+ */
 static void egress(Fabric *f, int l, int d, uint64_t t, const uint8_t *buf,
-                   uint32_t len)
+                   uint32_t len, bool serialise)
 {
     FabLink *k = &f->links[l];
     FabDir *dir = &k->dir[d];
     uint64_t start = t > dir->free_at ? t : dir->free_at;
+    uint64_t bps = serialise ? k->bps : 0;
     uint64_t at;
     int far = !d;
 
-    if (k->bps) {
+    if (bps) {
         /* what waits ahead of it, in bytes, against the buffer */
         if (k->buf_bytes &&
-            (start - t) * (k->bps / 8) > k->buf_bytes * 1000000000ull) {
+            (start - t) * (bps / 8) > k->buf_bytes * 1000000000ull) {
             dir->drops++;
             return;
         }
-        dir->free_at = start + (uint64_t)len * 8 * 1000000000ull / k->bps;
+        dir->free_at = start + (uint64_t)len * 8 * 1000000000ull / bps;
         if (start - t > dir->qdelay_max) {
             dir->qdelay_max = start - t;
         }
@@ -330,14 +335,7 @@ void fab_send(Fabric *f, int node, uint64_t t, const uint8_t *buf,
         k->dir[d].drops++;      /* a runt: no Ethernet header to forward on */
         return;
     }
-    /* the NIC serialised it already: the node's side only adds latency */
-    {
-        uint64_t saved = k->bps;
-
-        k->bps = 0;
-        egress(f, n->uplink, d, t, buf, len);
-        k->bps = saved;
-    }
+    egress(f, n->uplink, d, t, buf, len, false);
 }
 
 static void at_switch(Fabric *f, FabEvent *e)
@@ -361,7 +359,7 @@ static void at_switch(Fabric *f, FabEvent *e)
     }
     if (out >= 0) {
         egress(f, out, link_dir(&f->links[out], FAB_SWITCH, e->sw), ready,
-               e->data, e->len);
+               e->data, e->len, true);
         return;
     }
     for (int i = 0; i < s->nlinks; i++) {
@@ -369,7 +367,7 @@ static void at_switch(Fabric *f, FabEvent *e)
 
         if (l != e->via) {
             egress(f, l, link_dir(&f->links[l], FAB_SWITCH, e->sw), ready,
-                   e->data, e->len);
+                   e->data, e->len, true);
         }
     }
 }

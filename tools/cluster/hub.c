@@ -8,8 +8,9 @@
  * it and a SYNC. Behind those wires is the fabric (fabric.c): switches and
  * links in virtual time.
  *
- * Time. The lookahead Q is twice the shortest node link: a frame sent after
- * one barrier cannot reach any NIC before the next. At a barrier b the hub
+ * Time. The lookahead Q is at most twice the shortest node link (the plan
+ * says; accio pair's odd latencies take one less): a frame sent after one
+ * barrier cannot reach any NIC before the next. At a barrier b the hub
  * has every frame sent before b; it moves the fabric up to b + the shortest
  * link (nothing unseen can reach a switch sooner), hands each SoC what
  * reaches it, and answers every SYNC with the same time: the earliest of
@@ -19,10 +20,11 @@
  *
  * Placement. Run alone, one process hosts every SoC. Run by mpirun, rank 0
  * holds the fabric and every rank starts and serves the SoCs placed on it;
- * at each barrier a rank sends rank 0 its SoCs' messages in one MPI
- * message and gets their answers in one. Waiting is blocking: on the SoCs'
- * sockets, and for MPI by tests with sleeps between them (OpenMPI's own
- * waits spin).
+ * at each barrier a rank sends rank 0 its SoCs' messages in one message
+ * and gets their answers in one, on a TCP socket MPI helped set up (or on
+ * MPI itself, ACCIO_CLUSTER_TRANSPORT=mpi). Waiting is blocking: reads on
+ * the SoCs' and the ranks' sockets, and for MPI tests with sleeps between
+ * them (OpenMPI's own waits spin).
  *
  * Whatever the placement, the fabric sees the same inputs in the same
  * order (node by node, in the plan's order), so the wire is the same.
@@ -685,7 +687,7 @@ static void deliver(void *opaque, int node, uint64_t t, const uint8_t *buf,
 }
 
 /* the records of every rank, in node order; returns how many lists */
-static void hub_take(uint8_t **bufs, size_t *lens, uint64_t b)
+static void hub_take(uint8_t **bufs, size_t *lens)
 {
     /* records are grouped by node within each rank's list, and each rank
      * lists its nodes in plan order; take node by node across ranks */
@@ -703,12 +705,9 @@ static void hub_take(uint8_t **bufs, size_t *lens, uint64_t b)
             }
             off[r] += sizeof(h);
             if (h.type == LS_FRAME) {
-                uint64_t t = h.t;
-
-                (void)b;
-                fab_send(&H.fab, i, t, bufs[r] + off[r], h.len);
-                if (t + H.quantum < ev_min) {
-                    ev_min = t + H.quantum;
+                fab_send(&H.fab, i, h.t, bufs[r] + off[r], h.len);
+                if (h.t + H.quantum < ev_min) {
+                    ev_min = h.t + H.quantum;
                 }
             } else if (h.type == LS_SYNC || h.type == LS_START) {
                 H.nodes[i].mine = h.t;
@@ -796,7 +795,7 @@ static void hub_run(void)
 
     /* START: the first barrier is at the latest NIC enable */
     hub_gather(bufs, lens, LS_START);
-    hub_take(bufs, lens, 0);
+    hub_take(bufs, lens);
     for (int i = 0; i < H.nnodes; i++) {
         if (!H.nodes[i].gone && H.nodes[i].mine > b) {
             b = H.nodes[i].mine;
@@ -818,7 +817,7 @@ static void hub_run(void)
 
         ev_min = UINT64_MAX;
         hub_gather(bufs, lens, LS_SYNC);
-        hub_take(bufs, lens, b);
+        hub_take(bufs, lens);
         for (int r = 0; r < H.ranks; r++) {
             free(bufs[r]);
         }
