@@ -24,12 +24,15 @@ usage: python3 eval/wirecap.py CLIENT.pcap [--mac MAC]
 """
 import argparse
 import bisect
+import os
 import re
 import struct
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hardware", "generated"))
+from accio_contract import ROCE_PORT  # noqa: E402
+
 MARK_PORT = 9
-ROCE_PORT = 4791
 BTH_ACK = 0x11
 
 

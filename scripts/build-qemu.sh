@@ -11,7 +11,8 @@ Q=$CACHE/qemu
 srcdir=$(compgen -G "$SRC/qemu-10.0*/" | head -n1 || true)
 [ -n "$srcdir" ] || { log "QEMU source missing (run scripts/fetch-sources.sh)"; exit 1; }
 key=$( (basename "$srcdir"; hash_inputs "$ROOT/hardware/qemu" "$ROOT/hardware/model/accio_uncore.c" \
-	"$ROOT/hardware/model/accio_uncore.h" "$ROOT/hardware/generated/accio_offsets.h" "$0") | sha256sum | cut -c1-16)
+	"$ROOT/hardware/model/accio_uncore.h" "$ROOT/hardware/generated/accio_offsets.h" \
+	"$ROOT/hardware/generated/accio_contract.h" "$0") | sha256sum | cut -c1-16)
 out=$Q/qemu-system-riscv64-$key
 reuse_cached "$out" qemu-system-riscv64 QEMU
 
@@ -44,10 +45,12 @@ mkdir -p "$T/hw/accio" "$T/include/hw/accio"
 cp -p "$ROOT"/hardware/qemu/accio/*.c "$ROOT"/hardware/qemu/accio/meson.build \
 	"$ROOT"/hardware/qemu/accio/Kconfig "$T/hw/accio/"
 cp -p "$ROOT"/hardware/qemu/accio/*.h "$ROOT/hardware/generated/accio_offsets.h" \
-	"$ROOT/hardware/model/accio_uncore.h" "$T/include/hw/accio/"
+	"$ROOT/hardware/generated/accio_contract.h" "$ROOT/hardware/model/accio_uncore.h" \
+	"$T/include/hw/accio/"
 # the uncore model itself, built as part of the device
 cp -p "$ROOT/hardware/model/accio_uncore.c" "$ROOT/hardware/model/accio_uncore.h" \
-	"$ROOT/hardware/generated/accio_offsets.h" "$T/hw/accio/"
+	"$ROOT/hardware/generated/accio_offsets.h" "$ROOT/hardware/generated/accio_contract.h" \
+	"$T/hw/accio/"
 
 B=$Q/obj
 if [ ! -f "$B/build.ninja" ]; then

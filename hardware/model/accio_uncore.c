@@ -88,6 +88,27 @@ static uint64_t field(uint64_t v, uint64_t mask, unsigned int shift)
 	return (v & mask) >> shift;
 }
 
+/* Ring records: little-endian fields (accio_contract.h), padded records. */
+static void put_le(uint8_t *p, uint64_t v, unsigned int size)
+{
+	unsigned int i;
+
+	for (i = 0; i < size; i++)
+		p[i] = v >> (8 * i);
+}
+
+static uint64_t get_le(const uint8_t *p, unsigned int size)
+{
+	uint64_t v = 0;
+	unsigned int i;
+
+	for (i = 0; i < size; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+#define REC_PAD(n)	(((n) + ACCIO_REC_ALIGN - 1) & ~(size_t)(ACCIO_REC_ALIGN - 1))
+
 static uint16_t get16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
@@ -350,10 +371,9 @@ static void deliver(struct accio_uncore *u, unsigned int row, uint32_t sip,
 	uint64_t size = *rreg(u, row, ACCIO_UNCORE_ROW_RX_SIZE);
 	uint64_t wptr = *rreg(u, row, ACCIO_UNCORE_ROW_RX_WPTR);
 	uint64_t rptr = *rreg(u, row, ACCIO_UNCORE_ROW_RX_RPTR);
-	size_t rec = (ACCIO_RX_HDR + len + 7) & ~(size_t)7;
+	size_t rec = REC_PAD(ACCIO_RX_HDR + len);
 	uint8_t hdr[ACCIO_RX_HDR] = { 0 };
 	uint64_t ts = u->ops->now_ns(u->opaque);
-	int i;
 
 	/* Never overwrite unread data; a read pointer ahead of the write
 	 * pointer or more than a ring behind is treated as a full ring. */
@@ -363,15 +383,10 @@ static void deliver(struct accio_uncore *u, unsigned int row, uint32_t sip,
 		event(u, ACCIO_EV_RX_RING_FULL, row, (uint32_t)len);
 		return;
 	}
-	/* record header, little endian: len, source port, source IPv4, time */
-	hdr[0] = len;
-	hdr[1] = len >> 8;
-	hdr[2] = sport;
-	hdr[3] = sport >> 8;
-	for (i = 0; i < 4; i++)
-		hdr[4 + i] = sip >> (8 * i);
-	for (i = 0; i < 8; i++)
-		hdr[8 + i] = ts >> (8 * i);
+	put_le(hdr + ACCIO_RX_REC_LEN, len, ACCIO_RX_REC_LEN_SIZE);
+	put_le(hdr + ACCIO_RX_REC_SPORT, sport, ACCIO_RX_REC_SPORT_SIZE);
+	put_le(hdr + ACCIO_RX_REC_SIP, sip, ACCIO_RX_REC_SIP_SIZE);
+	put_le(hdr + ACCIO_RX_REC_TSTAMP, ts, ACCIO_RX_REC_TSTAMP_SIZE);
 	if (ring_io(u, true, base, size, wptr, hdr, sizeof(hdr)) ||
 	    ring_io(u, true, base, size, wptr + ACCIO_RX_HDR, (void *)payload, len)) {
 		(*rreg(u, row, ACCIO_UNCORE_ROW_RX_DROPS))++;
@@ -522,9 +537,9 @@ static void tx_header(struct accio_uncore *u, unsigned int row,
 {
 	uint64_t m = *rreg(u, row, ACCIO_UNCORE_ROW_REMOTE);
 
-	*len = hdr[0] | hdr[1] << 8;
-	*dport = hdr[2] | hdr[3] << 8;
-	*dip = hdr[4] | hdr[5] << 8 | hdr[6] << 16 | (uint32_t)hdr[7] << 24;
+	*len = get_le(hdr + ACCIO_TX_REC_LEN, ACCIO_TX_REC_LEN_SIZE);
+	*dport = get_le(hdr + ACCIO_TX_REC_DPORT, ACCIO_TX_REC_DPORT_SIZE);
+	*dip = get_le(hdr + ACCIO_TX_REC_DIP, ACCIO_TX_REC_DIP_SIZE);
 	if (!*dip)
 		*dip = field(m, ACCIO_UNCORE_ROW_REMOTE_IP_MASK,
 			     ACCIO_UNCORE_ROW_REMOTE_IP_SHIFT);
@@ -569,7 +584,7 @@ static void doorbell(struct accio_uncore *u, unsigned int row)
 		if (ring_io(u, false, base, size, rptr, hdr, sizeof(hdr)))
 			goto bad;
 		tx_header(u, row, hdr, &len, &dport, &dip);
-		rec = (ACCIO_TX_HDR + len + 7) & ~(size_t)7;
+		rec = REC_PAD(ACCIO_TX_HDR + len);
 		if (len > ACCIO_MAX_PAYLOAD || rec > wptr - rptr || !dip || !dport)
 			goto bad;
 		if (ring_io(u, false, base, size, rptr + ACCIO_TX_HDR, udp + 8, len))
@@ -621,11 +636,14 @@ static void win_drain(struct accio_uncore *u, unsigned int row)
 
 	for (;;) {
 		start = *next % WIN_BYTES;
-		/* the length address register: the first two bytes of a message */
-		if (!win_valid(w, start) || !win_valid(w, start + 1))
-			return;
-		len = w->data[start] | w->data[(start + 1) % WIN_BYTES] << 8;
-		msg = (ACCIO_TX_HDR + len + 7) & ~7u;
+		/* the length address register: the message's length field */
+		for (i = 0; i < ACCIO_TX_REC_LEN_SIZE; i++)
+			if (!win_valid(w, start + ACCIO_TX_REC_LEN + i))
+				return;
+		len = 0;
+		for (i = 0; i < ACCIO_TX_REC_LEN_SIZE; i++)
+			len |= (unsigned int)w->data[(start + ACCIO_TX_REC_LEN + i) % WIN_BYTES] << (8 * i);
+		msg = REC_PAD(ACCIO_TX_HDR + len);
 		if (len > ACCIO_MAX_PAYLOAD) {
 			/* No way to find the next message: discard the window
 			 * and restart at its next boundary. */

@@ -7,7 +7,9 @@
  * The model has no dependency on QEMU: the QEMU device wraps it, and the
  * host test harness drives it directly with the vectors in
  * hardware/vectors/. It is the executable specification the RTL follows.
- * Register offsets come from the generated accio_offsets.h.
+ * Register offsets come from the generated accio_offsets.h; the event types
+ * (enum accio_event), the ring record layouts and the shared numbers
+ * (ACCIO_MAX_PAYLOAD, ...) from the generated accio_contract.h.
  */
 #ifndef ACCIO_UNCORE_H
 #define ACCIO_UNCORE_H
@@ -16,28 +18,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "accio_contract.h"
+
 #define ACCIO_MAX_ROWS		4096
 #define ACCIO_MAX_HARTS		64
 /* What a refused user-mode load returns. */
 #define ACCIO_POISON		0xbadacce55badacceULL
-/* RX ring record header: len, source port, source IPv4, hardware time. */
-#define ACCIO_RX_HDR		16
-/* TX ring record header: len, destination port, destination IPv4 (0: row's). */
-#define ACCIO_TX_HDR		8
-#define ACCIO_MAX_PAYLOAD	1472
-
-enum accio_event {
-	ACCIO_EV_LINK_UP = 1,
-	ACCIO_EV_LINK_DOWN = 2,
-	ACCIO_EV_PROTECTION = 3,
-	ACCIO_EV_RX_RING_FULL = 4,
-	ACCIO_EV_TX_RING_ERROR = 5,
-	ACCIO_EV_ICT_MISS = 6,
-	ACCIO_EV_DOORBELL_DISABLED = 7,
-	ACCIO_EV_ROW_RANGE = 8,
-	ACCIO_EV_MMIO_TX_ERROR = 9,
-};
-
 /* Who performs a register access: privilege, satp ASID and hart. */
 struct accio_access {
 	bool user;

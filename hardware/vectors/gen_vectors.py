@@ -14,6 +14,7 @@ import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "generated"))
+import accio_contract as K  # noqa: E402
 import accio_regs as R  # noqa: E402
 
 G = R.UNCORE
@@ -24,7 +25,6 @@ STATION = bytes.fromhex("525400acc100")
 PEER_MAC = bytes.fromhex("5254000000aa")
 MEM = 0x80000000
 
-EV_LINK_UP, EV_LINK_DOWN, EV_PROT, EV_RX_FULL, EV_TX_ERR, EV_MISS, EV_DB_DISABLED, EV_RANGE, EV_MMIO = range(1, 10)
 WIN = 2048
 
 
@@ -85,18 +85,34 @@ def udp_frame(src, sport, dst, dport, payload, dmac=STATION, smac=PEER_MAC, iden
     return dmac + smac + b"\x08\x00" + hdr + udp
 
 
+def pad(n):
+    """A record's length padded as the engine pads it."""
+    return n + -n % K.REC_ALIGN
+
+
+def record(layout, hdr, payload, **fields):
+    """A ring record: its header (layout: field -> byte offset, size; little
+    endian), the payload, padding."""
+    h = bytearray(hdr)
+    for name, val in fields.items():
+        off, size = layout[name]
+        h[off:off + size] = val.to_bytes(size, "little")
+    rec = bytes(h) + payload
+    return rec + b"\0" * (pad(len(rec)) - len(rec))
+
+
 def rx_record(length, sport, sip, ts, payload):
-    rec = struct.pack("<HHIQ", length, sport, sip, ts) + payload
-    return rec + b"\0" * (-len(rec) % 8)
+    return record(K.RX_REC, K.RX_HDR, payload, LEN=length, SPORT=sport, SIP=sip, TSTAMP=ts)
 
 
-def tx_record(payload, dport=0, dip=0):
-    rec = struct.pack("<HHI", len(payload), dport, dip) + payload
-    return rec + b"\0" * (-len(rec) % 8)
+def tx_record(payload, dport=0, dip=0, length=None):
+    """A TX ring record, or a message of the MMIO transmit window."""
+    return record(K.TX_REC, K.TX_HDR, payload, LEN=len(payload) if length is None else length,
+                  DPORT=dport, DIP=dip)
 
 
 def event(t, r, info=0):
-    return 1 << 63 | (info & 0x7FFFFFFF) << 32 | (r & 0xFFFF) << 16 | t
+    return bits(G, "EVQ_POP", VALID=1, INFO=info & 0x7FFFFFFF, ROW=r & 0xFFFF, TYPE=t)
 
 
 def mac64(m):
@@ -165,7 +181,7 @@ def v_ict_protection():
     v.r(row(3, "LOCAL"), POISON, user=9)
     v.r(g("PROT_VIOLATIONS"), 1)
     v.r(row(3, "PROT_FAULTS"), 1)
-    v.r(g("EVQ_POP"), event(EV_PROT, 3, ROWS[3]["LOCAL"][0] | 9 << 12))
+    v.r(g("EVQ_POP"), event(K.EV_PROTECTION, 3, ROWS[3]["LOCAL"][0] | 9 << 12))
     v.c("a forged store from ASID 9 is dropped")
     v.w(row(3, "RX_RPTR"), 0x40, user=9)
     v.r(row(3, "RX_RPTR"), 0)
@@ -223,10 +239,10 @@ def v_rx_deliver():
         v.r(row(r, "RX_WPTR"), wp[r])
 
     v.c("exact 5-tuple")
-    for n in (1, 18, 64, 1472):
+    for n in (1, 18, 64, K.MAX_PAYLOAD):
         deliver(0, PEER, 7000, 5000, n)
     v.r(row(0, "RX_PKTS"), 4)
-    v.r(row(0, "RX_BYTES"), 1 + 18 + 64 + 1472)
+    v.r(row(0, "RX_BYTES"), 1 + 18 + 64 + K.MAX_PAYLOAD)
     v.c("wildcard remote takes any source")
     deliver(1, PEER, 7000, 5001, 100)
     deliver(1, ip("192.0.2.9"), 53, 5001, 33)
@@ -246,7 +262,7 @@ def v_rx_deliver():
     v.c("with MISS_EVENTS the miss is reported too")
     v.w(g("CTRL"), 3)
     v.rx(udp_frame(PEER, 7000, LOCAL, 6001, b"x" * 10), "passed")
-    v.r(g("EVQ_POP"), event(EV_MISS, 0xFFFF, 6001))
+    v.r(g("EVQ_POP"), event(K.EV_ICT_MISS, 0xFFFF, 6001))
     v.c("not IPv4, not UDP: normal path, not counted")
     arp = PEER_MAC + STATION + b"\x08\x06" + bytes(28)
     v.rx(arp.ljust(60, b"\0"), "passed")
@@ -292,8 +308,8 @@ def v_rx_malformed():
     v.c("version 6 inside an IPv4 ethertype")
     v.rx(udp_frame(PEER, 7000, LOCAL, 5000, b"payload", version=6), "consumed")
     n += 1
-    v.c("oversize: a datagram longer than 1472 bytes cannot come from one frame")
-    v.rx(udp_frame(PEER, 7000, LOCAL, 5000, b"\0" * 1473, udp_csum=False), "consumed")
+    v.c(f"oversize: a datagram longer than {K.MAX_PAYLOAD} bytes cannot come from one frame")
+    v.rx(udp_frame(PEER, 7000, LOCAL, 5000, b"\0" * (K.MAX_PAYLOAD + 1), udp_csum=False), "consumed")
     n += 1
     v.r(g("RX_MALFORMED"), n)
     v.c("fragments go to the normal path, which reassembles")
@@ -310,7 +326,7 @@ def v_rx_malformed():
     v.rx(udp_frame(PEER, 7000, LOCAL, 5000, b"opts", ihl=6), "consumed")
     v.c("nothing malformed reached the ring; the good frame did")
     v.r(row(0, "RX_PKTS"), 1)
-    v.r(row(0, "RX_WPTR"), 24)
+    v.r(row(0, "RX_WPTR"), pad(K.RX_HDR + 4))
     v.r(g("RX_MALFORMED"), n)
     return v
 
@@ -329,7 +345,7 @@ def v_rx_overflow():
     v.c("a third 120-byte record does not fit in 256 - 240: dropped, counted, reported")
     v.rx(udp_frame(PEER, 7000, LOCAL, 5000, p[2]), "consumed")
     v.r(row(0, "RX_DROPS"), 1)
-    v.r(g("EVQ_POP"), event(EV_RX_FULL, 0, 100))
+    v.r(g("EVQ_POP"), event(K.EV_RX_RING_FULL, 0, 100))
     v.c("unread data is intact")
     v.expect_mem(base, recs[0] + recs[1])
     v.c("the reader consumes one record; the next one wraps around the end")
@@ -354,7 +370,7 @@ def v_tx_engine():
     size = 2048
     program_row(v, 2, LOCAL, 5000, PEER, 7000, tx_base=base, tx_size=size)
     rng = random.Random(5)
-    payloads = [b"a", bytes(rng.randrange(256) for _ in range(63)), bytes(rng.randrange(256) for _ in range(1472)),
+    payloads = [b"a", bytes(rng.randrange(256) for _ in range(63)), bytes(rng.randrange(256) for _ in range(K.MAX_PAYLOAD)),
                 bytes(rng.randrange(256) for _ in range(1000))]
     ring = b""
     for pl in payloads[:2]:
@@ -390,7 +406,7 @@ def v_tx_engine():
     v.w(row(2, "TX_TSTAMP"), 0, user=7)
     v.r(row(2, "TX_TSTAMP"), stamp)
     v.r(row(2, "PROT_FAULTS"), 1)
-    v.r(g("EVQ_POP"), event(EV_PROT, 2, ROWS[3]["TX_TSTAMP"][0] | 7 << 12))
+    v.r(g("EVQ_POP"), event(K.EV_PROTECTION, 2, ROWS[3]["TX_TSTAMP"][0] | 7 << 12))
     v.w(row(2, "TX_TSTAMP"), 0x5555)
     v.r(row(2, "TX_TSTAMP"), 0x5555, user=7)
     v.c("a 1000-byte datagram, then a full-size one that wraps around the ring end")
@@ -421,15 +437,15 @@ def v_tx_engine():
     end = start + len(rec)
     now += 40
     v.raw(f"time {now}")
-    v.c("a record claiming 1473 bytes stops the engine; it stays in the ring")
-    bad = struct.pack("<HHI", 1473, 0, 0)
+    v.c(f"a record claiming {K.MAX_PAYLOAD + 1} bytes stops the engine; it stays in the ring")
+    bad = tx_record(b"", length=K.MAX_PAYLOAD + 1)
     v.mem(base + (end % size), bad)
-    v.w(row(2, "TX_WPTR"), end + 8 + 1480, user=7)
+    v.w(row(2, "TX_WPTR"), end + pad(K.TX_HDR + K.MAX_PAYLOAD + 1), user=7)
     v.w(row(2, "DOORBELL"), 1, user=7)
     v.raw("notx")
     v.r(row(2, "TX_RPTR"), end)
     v.r(row(2, "TX_ERRORS"), 1)
-    v.r(g("EVQ_POP"), event(EV_TX_ERR, 2, end))
+    v.r(g("EVQ_POP"), event(K.EV_TX_RING_ERROR, 2, end))
     v.c("no frame left: the stamp is still the last frame's")
     v.r(row(2, "TX_TSTAMP"), stamp, user=7)
     v.c("doorbells on a disabled row and beyond the last row are refused")
@@ -437,8 +453,8 @@ def v_tx_engine():
     v.w(row(4, "DOORBELL"), 1)
     v.w(ROWS[0] + 64 * ROWS[1] + ROWS[3]["DOORBELL"][0], 1)
     v.r(g("BAD_DOORBELLS"), 2)
-    v.r(g("EVQ_POP"), event(EV_DB_DISABLED, 4))
-    v.r(g("EVQ_POP"), event(EV_RANGE, 0xFFFF, 64))
+    v.r(g("EVQ_POP"), event(K.EV_DOORBELL_DISABLED, 4))
+    v.r(g("EVQ_POP"), event(K.EV_ROW_RANGE, 0xFFFF, 64))
     v.r(g("TX_SENT"), 5)
     return v
 
@@ -491,7 +507,7 @@ def v_ready_queue():
     v.w(hart(2, "ACCEL"), 0)
     v.c("the row's remote is a wildcard, so the record names the destination (sendto)")
     v.mem(MEM + 0x20000, tx_record(b"out", dport=7000, dip=PEER))
-    v.w(row(4, "TX_WPTR"), 16, user=7)
+    v.w(row(4, "TX_WPTR"), len(tx_record(b"out")), user=7)
     v.w(row(4, "STATE"), state(ENABLED=1, ACCEL=1, INTR=1, PRIO=5, HART=2, TX_SUSP=1), user=7)
     v.w(row(4, "DOORBELL"), 1, user=7)
     v.tx(udp_frame(LOCAL, 5000, PEER, 7000, b"out", dmac=PEER_MAC, smac=STATION, ident=0))
@@ -513,8 +529,8 @@ def v_events():
     v.raw("irq 1 1")
     v.raw("link up")
     v.r(g("EVQ_STATUS"), 2)
-    v.r(g("EVQ_POP"), event(EV_LINK_DOWN, 0xFFFF))
-    v.r(g("EVQ_POP"), event(EV_LINK_UP, 0xFFFF))
+    v.r(g("EVQ_POP"), event(K.EV_LINK_DOWN, 0xFFFF))
+    v.r(g("EVQ_POP"), event(K.EV_LINK_UP, 0xFFFF))
     v.r(g("EVQ_POP"), 0)
     v.raw("irq 1 0")
     v.c("four entries fit; two more are lost and counted")
@@ -545,11 +561,12 @@ def v_mmio_tx():
             st = rs["next"] % WIN
             if not (rs["valid"][st] and rs["valid"][(st + 1) % WIN]):
                 return
-            n = rs["data"][st] | rs["data"][(st + 1) % WIN] << 8
-            size = (8 + n + 7) & ~7
+            off, nlen = K.TX_REC["LEN"]
+            n = int.from_bytes(bytes(rs["data"][(st + off + i) % WIN] for i in range(nlen)), "little")
+            size = pad(K.TX_HDR + n)
             if not all(rs["valid"][(st + i) % WIN] for i in range(size)):
                 return
-            pl = bytes(rs["data"][(st + 8 + i) % WIN] for i in range(n))
+            pl = bytes(rs["data"][(st + K.TX_HDR + i) % WIN] for i in range(n))
             for i in range(size):
                 rs["valid"][(st + i) % WIN] = False
             rs["next"] += size
@@ -640,24 +657,26 @@ def v_mmio_tx():
 
     v.c("address reuse: writing a byte of an unreleased message again is refused")
     start, rec = message(b"held")
-    store(start + 8, 4, int.from_bytes(rec[8:12], "little"))
-    v.raw(f"store 0x{win + (start + 8) % WIN:x} 4 0x0 user 7")
+    body = start + K.TX_HDR  # the payload, after the header
+    store(body, 4, int.from_bytes(rec[K.TX_HDR:K.TX_HDR + 4], "little"))
+    v.raw(f"store 0x{win + body % WIN:x} 4 0x0 user 7")
     v.r(row(1, "MMIO_TX_ERRORS"), 1)
-    v.r(g("EVQ_POP"), event(EV_MMIO, 1, (start + 8) % WIN))
-    store(start, 8, int.from_bytes(rec[0:8], "little"))
+    v.r(g("EVQ_POP"), event(K.EV_MMIO_TX_ERROR, 1, body % WIN))
+    store(start, K.TX_HDR, int.from_bytes(rec[0:K.TX_HDR], "little"))
     v.raw("notx")
-    store(start + 12, 4, int.from_bytes(rec[12:16], "little"))
+    store(body + 4, 4, int.from_bytes(rec[K.TX_HDR + 4:K.TX_HDR + 8], "little"))
     pending.clear()
 
     stamp()
 
-    v.c("a length above 1472 discards the window; the unit restarts at the next 2 KiB boundary")
+    v.c(f"a length above {K.MAX_PAYLOAD} discards the window; the unit restarts at the next 2 KiB boundary")
     v.c("(no frame: the stamp stays)")
     clock(rs["now"] + 10_000_000)
     bad_at = rs["next"]
-    v.raw(f"store 0x{win + bad_at % WIN:x} 8 0x{1473:x} user 7")
+    bad = int.from_bytes(tx_record(b"", length=K.MAX_PAYLOAD + 1), "little")
+    v.raw(f"store 0x{win + bad_at % WIN:x} {K.TX_HDR} 0x{bad:x} user 7")
     v.r(row(1, "MMIO_TX_ERRORS"), 2)
-    v.r(g("EVQ_POP"), event(EV_MMIO, 1, bad_at % WIN))
+    v.r(g("EVQ_POP"), event(K.EV_MMIO_TX_ERROR, 1, bad_at % WIN))
     rs["next"] = (bad_at + WIN) & ~(WIN - 1)
     rs["valid"] = [False] * WIN
     v.r(row(1, "MMIO_TX_NEXT"), rs["next"])
@@ -682,9 +701,6 @@ def v_mmio_tx():
     return v
 
 
-ROCE_PORT = 4791
-
-
 def roce_icrc(frame):
     """The RoCEv2 invariant CRC of an IPv4 frame whose last 4 bytes are the
     ICRC slot: CRC-32 over 8 bytes of ones (the masked LRH), the IPv4 and
@@ -704,11 +720,11 @@ def roce_icrc(frame):
 def roce_frame(src, sport, dst, payload, good=True, **kw):
     """A RoCEv2 datagram (payload: BTH onwards, ICRC slot included) with
     its ICRC filled in (or a wrong one), and the UDP checksum over it."""
-    f = udp_frame(src, sport, dst, ROCE_PORT, payload[:-4] + b"\0\0\0\0", **kw)
+    f = udp_frame(src, sport, dst, K.ROCE_PORT, payload[:-4] + b"\0\0\0\0", **kw)
     icrc = roce_icrc(f)
     if not good:
         icrc = bytes([icrc[0] ^ 1]) + icrc[1:]
-    return udp_frame(src, sport, dst, ROCE_PORT, payload[:-4] + icrc, **kw)
+    return udp_frame(src, sport, dst, K.ROCE_PORT, payload[:-4] + icrc, **kw)
 
 
 def v_roce():
@@ -716,14 +732,14 @@ def v_roce():
     v.w(g("CTRL"), 1)
     rx_base, tx_base, size = MEM + 0x10000, MEM + 0x20000, 4096
     roce = state(ENABLED=1, ACCEL=1, ROCE=1)
-    program_row(v, 3, LOCAL, ROCE_PORT, rx_base=rx_base, rx_size=size, tx_base=tx_base,
+    program_row(v, 3, LOCAL, K.ROCE_PORT, rx_base=rx_base, rx_size=size, tx_base=tx_base,
                 tx_size=size, st=roce)
     v.c("the row serves queue pair 0x11: it takes RoCEv2 datagrams whose BTH names that QP")
     v.w(row(3, "ROCE_QPN"), 0x11)
     v.r(row(3, "ROCE_QPN"), 0x11, user=7)
     v.c("it is the kernel's to set: the owner's store is refused and reported")
     v.w(row(3, "ROCE_QPN"), 0x12, user=7)
-    v.r(g("EVQ_POP"), event(EV_PROT, 3, ROWS[3]["ROCE_QPN"][0] | 7 << 12))
+    v.r(g("EVQ_POP"), event(K.EV_PROTECTION, 3, ROWS[3]["ROCE_QPN"][0] | 7 << 12))
     v.r(row(3, "ROCE_QPN"), 0x11)
     v.r(row(3, "PROT_FAULTS"), 1)
     rng = random.Random(11)
@@ -735,15 +751,15 @@ def v_roce():
     # an ICRC across two 8-byte words of the payload (its offset 29 mod 8 is 5)
     pls.append(bth + deth + bytes(rng.randrange(256) for _ in range(9)) + b"\0" * 4)
     v.c("transmit: the payload's last 4 bytes (zero in the ring) become the ICRC")
-    ring = b"".join(tx_record(pl, dport=ROCE_PORT, dip=PEER) for pl in pls)
-    ring += tx_record(b"short", dport=ROCE_PORT, dip=PEER)
+    ring = b"".join(tx_record(pl, dport=K.ROCE_PORT, dip=PEER) for pl in pls)
+    ring += tx_record(b"short", dport=K.ROCE_PORT, dip=PEER)
     v.mem(tx_base, ring)
     v.w(row(3, "TX_WPTR"), len(ring), user=7)
     v.w(row(3, "DOORBELL"), 1, user=7)
     for ident, pl in enumerate(pls):
-        v.tx(roce_frame(LOCAL, ROCE_PORT, PEER, pl, dmac=PEER_MAC, smac=STATION, ident=ident))
+        v.tx(roce_frame(LOCAL, K.ROCE_PORT, PEER, pl, dmac=PEER_MAC, smac=STATION, ident=ident))
     v.c("a payload too short for a BTH and an ICRC leaves as it is")
-    v.tx(udp_frame(LOCAL, ROCE_PORT, PEER, ROCE_PORT, b"short", dmac=PEER_MAC, smac=STATION,
+    v.tx(udp_frame(LOCAL, K.ROCE_PORT, PEER, K.ROCE_PORT, b"short", dmac=PEER_MAC, smac=STATION,
                    ident=len(pls)))
     v.raw("notx")
     v.r(row(3, "TX_PKTS"), len(pls) + 1)
@@ -752,7 +768,7 @@ def v_roce():
     good = roce_frame(PEER, 50000, LOCAL, pls[1], ident=77)
     v.rx(good, "consumed")
     v.rx(roce_frame(PEER, 50000, LOCAL, pls[2], good=False, ident=78), "consumed")
-    v.rx(udp_frame(PEER, 50000, LOCAL, ROCE_PORT, bth + b"abc", ident=79), "consumed")
+    v.rx(udp_frame(PEER, 50000, LOCAL, K.ROCE_PORT, bth + b"abc", ident=79), "consumed")
     v.rx(roce_frame(PEER, 50001, LOCAL, pls[3], ident=80), "consumed")
     v.r(g("RX_MALFORMED"), 2)
     v.r(row(3, "RX_PKTS"), 2)
@@ -760,12 +776,12 @@ def v_roce():
     rec += rx_record(len(pls[3]), 50001, PEER, 0, pls[3][:-4] + roce_frame(PEER, 50001, LOCAL, pls[3], ident=80)[-4:])
     v.expect_mem(rx_base, rec)
     v.r(row(3, "RX_WPTR"), len(rec))
-    v.c("queue pairs side by side on port 4791: each RoCEv2 row takes its own QP's datagrams; "
+    v.c(f"queue pairs side by side on port {K.ROCE_PORT}: each RoCEv2 row takes its own QP's datagrams; "
         "a QP no row serves, a row whose QPN is 0 and a datagram too short for a BTH are ICT misses")
     v.w(g("CTRL"), 1 | 2)
-    program_row(v, 6, LOCAL, ROCE_PORT, rx_base=rx_base + 2 * size, rx_size=size, st=roce)
+    program_row(v, 6, LOCAL, K.ROCE_PORT, rx_base=rx_base + 2 * size, rx_size=size, st=roce)
     v.w(row(6, "ROCE_QPN"), 0x13)
-    program_row(v, 7, LOCAL, ROCE_PORT, rx_base=rx_base + 3 * size, rx_size=size, st=roce)
+    program_row(v, 7, LOCAL, K.ROCE_PORT, rx_base=rx_base + 3 * size, rx_size=size, st=roce)
     def to_qp(qpn, n, ident):
         b = bytes([0x64, 0, 0xFF, 0xFF, 0]) + qpn.to_bytes(3, "big") + bytes([0, 0, 0, 5])
         return b + deth + bytes(rng.randrange(256) for _ in range(n)) + b"\0" * 4
@@ -775,11 +791,11 @@ def v_roce():
     v.rx(f13, "consumed")
     v.rx(f11, "consumed")
     v.rx(roce_frame(PEER, 50004, LOCAL, q14, ident=92), "passed")
-    v.r(g("EVQ_POP"), event(EV_MISS, 0xFFFF, ROCE_PORT))
+    v.r(g("EVQ_POP"), event(K.EV_ICT_MISS, 0xFFFF, K.ROCE_PORT))
     v.rx(roce_frame(PEER, 50005, LOCAL, q0, ident=93), "passed")
-    v.r(g("EVQ_POP"), event(EV_MISS, 0xFFFF, ROCE_PORT))
-    v.rx(udp_frame(PEER, 50006, LOCAL, ROCE_PORT, b"0123456789a", ident=94), "passed")
-    v.r(g("EVQ_POP"), event(EV_MISS, 0xFFFF, ROCE_PORT))
+    v.r(g("EVQ_POP"), event(K.EV_ICT_MISS, 0xFFFF, K.ROCE_PORT))
+    v.rx(udp_frame(PEER, 50006, LOCAL, K.ROCE_PORT, b"0123456789a", ident=94), "passed")
+    v.r(g("EVQ_POP"), event(K.EV_ICT_MISS, 0xFFFF, K.ROCE_PORT))
     v.w(g("CTRL"), 1)
     v.r(g("ICT_MISSES"), 3)
     v.r(g("RX_MALFORMED"), 2)
@@ -791,17 +807,17 @@ def v_roce():
     v.c("the same frames on a row without STATE.ROCE: no ICRC is written or checked")
     program_row(v, 4, LOCAL, 4792, rx_base=rx_base + size, rx_size=size, tx_base=tx_base + size,
                 tx_size=size)
-    v.mem(tx_base + size, tx_record(pls[0], dport=ROCE_PORT, dip=PEER))
+    v.mem(tx_base + size, tx_record(pls[0], dport=K.ROCE_PORT, dip=PEER))
     v.w(row(4, "TX_WPTR"), len(tx_record(pls[0])), user=7)
     v.w(row(4, "DOORBELL"), 1, user=7)
-    v.tx(udp_frame(LOCAL, 4792, PEER, ROCE_PORT, pls[0], dmac=PEER_MAC, smac=STATION, ident=len(pls) + 1))
+    v.tx(udp_frame(LOCAL, 4792, PEER, K.ROCE_PORT, pls[0], dmac=PEER_MAC, smac=STATION, ident=len(pls) + 1))
     bad = udp_frame(PEER, 50000, LOCAL, 4792, pls[2], ident=81)
     v.rx(bad, "consumed")
     v.r(row(4, "RX_PKTS"), 1)
     v.r(g("RX_MALFORMED"), 2)
     v.c("the MMIO window of a RoCEv2 row: its message gets the ICRC too")
-    program_row(v, 5, LOCAL, 4793, PEER, ROCE_PORT, st=roce)
-    msg = struct.pack("<Q", len(pls[4])) + pls[4] + b"\0" * (-len(pls[4]) % 8)
+    program_row(v, 5, LOCAL, 4793, PEER, K.ROCE_PORT, st=roce)
+    msg = tx_record(pls[4])
     for off in range(0, len(msg), 8):
         v.raw(f"store 0x{row(5, 'MMIO_TX') + off:x} 8 0x{int.from_bytes(msg[off:off + 8], 'little'):x} user 7")
     v.tx(roce_frame(LOCAL, 4793, PEER, pls[4], dmac=PEER_MAC, smac=STATION, ident=len(pls) + 2))

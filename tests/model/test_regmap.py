@@ -89,3 +89,77 @@ def test_uncore_arrays_match_struct_layout():
         r = subprocess.run([exe], capture_output=True, text=True)
     assert r.returncode == 0, "layout mismatch: " + r.stdout
     assert len(checks) > 40
+
+
+# ---- the contract besides the registers (accio_contract.h/.py, AccioContract.scala) ----
+
+import accio_contract  # noqa: E402
+import re  # noqa: E402
+
+CONTRACT = {  # names and values the kernel, libaccio, the model and the RTL rely on
+    "EV_LINK_UP": 1, "EV_LINK_DOWN": 2, "EV_PROTECTION": 3, "EV_RX_RING_FULL": 4,
+    "EV_TX_RING_ERROR": 5, "EV_ICT_MISS": 6, "EV_DOORBELL_DISABLED": 7, "EV_ROW_RANGE": 8,
+    "EV_MMIO_TX_ERROR": 9,
+    "RX_REC_LEN": 0, "RX_REC_SPORT": 2, "RX_REC_SIP": 4, "RX_REC_TSTAMP": 8, "RX_HDR": 16,
+    "TX_REC_LEN": 0, "TX_REC_DPORT": 2, "TX_REC_DIP": 4, "TX_HDR": 8,
+    "REC_ALIGN": 8, "MAX_PAYLOAD": 1472, "ROCE_PORT": 4791,
+}
+
+
+def contract_c():
+    text = open(os.path.join(GEN, "accio_contract.h")).read()
+    defines = dict(re.findall(r"^#define ACCIO_(\w+) (\S+)$", text, re.M))
+    enum = dict(re.findall(r"^\tACCIO_(EV_\w+) = (\d+),$", text, re.M))
+    return text, defines, enum
+
+
+def test_contract_values():
+    text, defines, enum = contract_c()
+    c = {**{k: int(v) for k, v in defines.items() if k != "CONTRACT_H"},
+         **{k: int(v) for k, v in enum.items()}}
+    for name, value in CONTRACT.items():
+        assert c[name] == value == getattr(accio_contract, name), name
+    py = {k: v for k, v in vars(accio_contract).items() if k.isupper() and isinstance(v, int)}
+    assert c == py, "the C and Python contracts differ"
+    scala = open(os.path.join(GEN, "AccioContract.scala")).read()
+    assert dict((k, int(v)) for k, v in re.findall(r"val (\w+): Int = (\d+)$", scala, re.M)) == py
+    assert accio_contract.RX_REC["TSTAMP"] == (8, 8) and accio_contract.TX_REC["DIP"] == (4, 4)
+
+
+def test_contract_header_is_plain():
+    # for the kernel and user space alike: no includes, plain decimal values (a kernel
+    # header may define the same macros: the token sequences must be identical)
+    text, defines, _ = contract_c()
+    assert "#include" not in text
+    for name, value in defines.items():
+        assert name == "CONTRACT_H" and value == "" or re.fullmatch(r"0|[1-9]\d*", value), name
+    prog = ['#include "accio_contract.h"', '#include "accio_contract.h"',
+            "#define ACCIO_RX_HDR 16", "#define ACCIO_MAX_PAYLOAD 1472",
+            "int main(void) { enum accio_event e = ACCIO_EV_MMIO_TX_ERROR; return (int)e - 9; }"]
+    with tempfile.TemporaryDirectory() as d:
+        src, exe = os.path.join(d, "t.c"), os.path.join(d, "t")
+        open(src, "w").write("\n".join(prog) + "\n")
+        subprocess.run(["cc", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-I", GEN,
+                        "-o", exe, src], check=True)
+        subprocess.run([exe], check=True)
+
+
+def test_regs_check_covers_and_catches(tmp_path):
+    # The generated check asserts every register of every block; it compiles as
+    # generated and fails once one offset of accio_offsets.h is wrong.
+    check = os.path.join(GEN, "accio_regs_check.c")
+    text = open(check).read()
+    for n in list(accio_regs.NIC) + list(accio_regs.UNCORE):
+        assert re.search(rf"ACCIO_(NIC|UNCORE)_{n}\)", text), n
+    for a in ("ROW", "HART"):
+        for n in accio_regs.UNCORE_ARRAYS[a][3]:
+            assert f"ACCIO_UNCORE_{a}_{n})" in text, (a, n)
+    cc = ["cc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", check]
+    subprocess.run(cc + ["-I", GEN], check=True)
+    off = open(os.path.join(GEN, "accio_offsets.h")).read()
+    bad = off.replace("#define ACCIO_UNCORE_ROW_TX_BASE 0x050", "#define ACCIO_UNCORE_ROW_TX_BASE 0x058")
+    assert bad != off
+    (tmp_path / "accio_offsets.h").write_text(bad)
+    (tmp_path / "check.c").write_text(text)  # its quoted includes look beside it first
+    r = subprocess.run(cc[:-1] + [str(tmp_path / "check.c"), "-I", GEN], capture_output=True, text=True)
+    assert r.returncode != 0 and "ACCIO_UNCORE_ROW_TX_BASE" in r.stderr

@@ -72,7 +72,7 @@ static uint64_t f_transmit(void *o, const uint8_t *frame, size_t n)
 	for (i = 0; i < n; i++)
 		sink ^= frame[i];
 	(void)sink;
-	if (n > 14 + 20 + 8 + 1472)
+	if (n > 14 + 20 + 8 + ACCIO_MAX_PAYLOAD)
 		abort();	/* the engine must never build an oversize frame */
 	f->frames++;
 	return f->now;

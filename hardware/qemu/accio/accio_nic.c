@@ -615,9 +615,9 @@ static bool accio_peer_answer(AccioTxFrame *f)
 /*
  * The peer's traffic generator: a UDP datagram to the peer's port
  * peer-gen-port whose payload reads "gen COUNT SIZE GAP_NS" makes the peer
- * send COUNT datagrams of SIZE payload bytes (1..1472) back to the asking
- * socket, each starting GAP_NS after the one before or as soon as the wire
- * is free (GAP_NS 0: back to back at the link rate), the first one
+ * send COUNT datagrams of SIZE payload bytes (1..ACCIO_MAX_PAYLOAD) back to
+ * the asking socket, each starting GAP_NS after the one before or as soon as
+ * the wire is free (GAP_NS 0: back to back at the link rate), the first one
  * peer-delay-ns after the request. The payload starts with the datagram's
  * sequence number (64 bits, little endian). A new request replaces a
  * running stream. Load on the virtual clock, which no host program could
@@ -686,9 +686,9 @@ static bool accio_gen_request(AccioNICState *s, const uint8_t *f, uint32_t len,
     memcpy(text, udp + 8, plen);
     text[plen] = 0;
     if (sscanf(text, "gen %llu %llu %llu", &count, &size, &gap) != 3 ||
-        size < 1 || size > 1472) {
+        size < 1 || size > ACCIO_MAX_PAYLOAD) {
         qemu_log_mask(LOG_GUEST_ERROR, "accio-nic: the wire peer's generator "
-                      "wants \"gen COUNT SIZE(1..1472) GAP_NS\"\n");
+                      "wants \"gen COUNT SIZE(1..%d) GAP_NS\"\n", ACCIO_MAX_PAYLOAD);
         return false;
     }
     memcpy(h, f + 6, 6);                        /* to the asker's MAC */

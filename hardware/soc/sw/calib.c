@@ -23,6 +23,8 @@
 #define ROW	5
 #define ASID	9
 #define ROUNDS	15
+/* the MMIO transmit window, in bytes */
+#define WIN	(ACCIO_UNCORE_ROW_MMIO_TX_COUNT * 8)
 
 #include "ring.h"
 
@@ -84,14 +86,14 @@ static uint64_t window_path(unsigned int len)
 		unsigned int i;
 
 		a = rdcycle();
-		mmio_w64(row_u(ROW, 0x800 + next), len);
+		mmio_w64(row_u(ROW, ACCIO_UNCORE_ROW_MMIO_TX + next), (uint64_t)len << (8 * ACCIO_TX_REC_LEN));
 		for (i = 0; i < len; i += 8)
-			mmio_w64(row_u(ROW, 0x800 + (next + 8 + i) % 2048),
+			mmio_w64(row_u(ROW, ACCIO_UNCORE_ROW_MMIO_TX + (next + ACCIO_TX_HDR + i) % WIN),
 				 0x0706050403020100ull + i * 0x0808080808080808ull);
 		wait_record();
 		b = rdcycle();
 		v[r] = b - a;
-		next = (next + 8 + len) % 2048;
+		next = (next + ACCIO_TX_HDR + len) % WIN;	/* len: whole words */
 		consume();
 	}
 	return median(v, ROUNDS);

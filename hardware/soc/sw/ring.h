@@ -14,9 +14,9 @@ static uint64_t tx_wptr, rx_rptr;
 static inline void consume(void)
 {
 	uint8_t *r = rx_ring + (rx_rptr & (sizeof(rx_ring) - 1));
-	unsigned int n = r[0] | r[1] << 8;
+	unsigned int n = REC_GET(r, RX_REC_LEN);
 
-	rx_rptr += (16 + n + 7) & ~7u;
+	rx_rptr += REC_PAD(ACCIO_RX_HDR + n);
 	mmio_w64(row_u(ROW, ACCIO_UNCORE_ROW_RX_RPTR), rx_rptr);
 }
 
@@ -32,10 +32,14 @@ static inline void tx_prepare(unsigned int len)
 {
 	unsigned int i;
 
-	for (i = 0; i < 8 + len; i++)
+	/* the header: the 2-byte length, zeros elsewhere (the row's remote) */
+	_Static_assert(ACCIO_TX_REC_LEN_SIZE == 2, "a 2-byte TX length");
+	for (i = 0; i < ACCIO_TX_HDR + len; i++)
 		tx_ring[(tx_wptr + i) & (sizeof(tx_ring) - 1)] =
-			i == 0 ? (uint8_t)len : i == 1 ? (uint8_t)(len >> 8) : i < 8 ? 0 : (uint8_t)i;
-	tx_wptr += (8 + len + 7) & ~7u;
+			i == ACCIO_TX_REC_LEN ? (uint8_t)len :
+			i == ACCIO_TX_REC_LEN + 1 ? (uint8_t)(len >> 8) :
+			i < ACCIO_TX_HDR ? 0 : (uint8_t)i;
+	tx_wptr += REC_PAD(ACCIO_TX_HDR + len);
 	fence();
 }
 

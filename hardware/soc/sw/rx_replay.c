@@ -38,13 +38,13 @@ int main(void)
 
 		while (mmio_r64(row_k(ROW, ACCIO_UNCORE_ROW_RX_WPTR)) == rptr)
 			;
-		n = r[0] | r[1] << 8;
+		n = REC_GET(r, RX_REC_LEN);
 		putnum("record_len", n);
 		puts_("record=");
 		for (i = 0; i < n; i++)
-			putch(r[16 + i]);
+			putch(r[ACCIO_RX_HDR + i]);
 		putch('\n');
-		rptr += (16 + n + 7) & ~7u;
+		rptr += REC_PAD(ACCIO_RX_HDR + n);
 		mmio_w64(row_k(ROW, ACCIO_UNCORE_ROW_RX_RPTR), rptr);
 	}
 	/* let the frames behind them arrive */

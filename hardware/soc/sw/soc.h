@@ -1,11 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /* The Accio Rocket SoC for bare-metal programs: addresses, MMIO access to
- * the uncore through its two aliases, the console. Register offsets come
- * from the generated register map (hardware/generated/accio_offsets.h). */
+ * the uncore through its two aliases, the console, ring records. Register
+ * offsets and record layouts come from the generated register map
+ * (hardware/generated/accio_offsets.h, accio_contract.h). */
 #ifndef ACCIO_SOC_H
 #define ACCIO_SOC_H
 #include <stdint.h>
 #include "accio_offsets.h"
+#include "accio_contract.h"
+
+/* Ring records: REC_GET(r, RX_REC_LEN) reads a little-endian header field
+ * of up to 4 bytes, REC_PUT(r, TX_REC_DPORT, v) writes one; REC_PAD(n) pads
+ * a record. */
+#define REC_BYTE(r, f, k)	((k) < ACCIO_##f##_SIZE ? (uint32_t)(r)[ACCIO_##f + (k)] << (8 * (k)) : 0u)
+#define REC_GET(r, f)		(REC_BYTE(r, f, 0) | REC_BYTE(r, f, 1) | REC_BYTE(r, f, 2) | REC_BYTE(r, f, 3))
+
+static inline void rec_put(uint8_t *r, unsigned int off, unsigned int size, uint64_t v)
+{
+	unsigned int i;
+
+	for (i = 0; i < size; i++)
+		r[off + i] = v >> (8 * i);
+}
+
+#define REC_PUT(r, f, v)	rec_put(r, ACCIO_##f, ACCIO_##f##_SIZE, v)
+#define REC_PAD(n)		(((n) + ACCIO_REC_ALIGN - 1) & ~(ACCIO_REC_ALIGN - 1u))
 
 #if defined(SOC_DIPLOMATIC)
 /*

@@ -33,12 +33,13 @@ static int echo(unsigned int h, const char *msg, unsigned int len, int sleep)
 	unsigned int i, n;
 	uint64_t v;
 
-	t[0] = len;
-	t[1] = t[2] = t[3] = t[4] = t[5] = t[6] = t[7] = 0;
+	REC_PUT(t, TX_REC_LEN, len);
+	REC_PUT(t, TX_REC_DPORT, 0);
+	REC_PUT(t, TX_REC_DIP, 0);
 	for (i = 0; i < len; i++)
-		t[8 + i] = msg[i];
+		t[ACCIO_TX_HDR + i] = msg[i];
 	fence();
-	mmio_w64(row_u(h, ACCIO_UNCORE_ROW_TX_WPTR), (8 + len + 7) & ~7u);
+	mmio_w64(row_u(h, ACCIO_UNCORE_ROW_TX_WPTR), REC_PAD(ACCIO_TX_HDR + len));
 	mmio_w64(row_u(h, ACCIO_UNCORE_ROW_DOORBELL), 1);
 	if (sleep) {
 		uint32_t claim;
@@ -58,13 +59,13 @@ static int echo(unsigned int h, const char *msg, unsigned int len, int sleep)
 	}
 	while (mmio_r64(row_u(h, ACCIO_UNCORE_ROW_RX_WPTR)) == 0)
 		;
-	n = r[0] | r[1] << 8;
+	n = REC_GET(r, RX_REC_LEN);
 	if (n != len)
 		return 0;
 	for (i = 0; i < len; i++)
-		if (r[16 + i] != (uint8_t)msg[i])
+		if (r[ACCIO_RX_HDR + i] != (uint8_t)msg[i])
 			return 0;
-	mmio_w64(row_u(h, ACCIO_UNCORE_ROW_RX_RPTR), (16 + len + 7) & ~7u);
+	mmio_w64(row_u(h, ACCIO_UNCORE_ROW_RX_RPTR), REC_PAD(ACCIO_RX_HDR + len));
 	return 1;
 }
 

@@ -33,14 +33,12 @@ static uint64_t send(const char *msg, unsigned int len, uint16_t dport)
 	unsigned int i;
 	uint64_t t0;
 
-	r[0] = len;
-	r[1] = len >> 8;
-	r[2] = dport;
-	r[3] = dport >> 8;
-	r[4] = r[5] = r[6] = r[7] = 0;
+	REC_PUT(r, TX_REC_LEN, len);
+	REC_PUT(r, TX_REC_DPORT, dport);
+	REC_PUT(r, TX_REC_DIP, 0);
 	for (i = 0; i < len; i++)
-		r[8 + i] = msg[i];
-	tx_wptr += (8 + len + 7) & ~7u;
+		r[ACCIO_TX_HDR + i] = msg[i];
+	tx_wptr += REC_PAD(ACCIO_TX_HDR + len);
 	fence();
 	t0 = rdcycle();
 	mmio_w64(row_u(ROW, ACCIO_UNCORE_ROW_TX_WPTR), tx_wptr);
@@ -51,14 +49,14 @@ static uint64_t send(const char *msg, unsigned int len, uint16_t dport)
 static int received(const char *msg, unsigned int len)
 {
 	uint8_t *r = rx_ring + (rx_rptr & 4095);
-	unsigned int i, n = r[0] | r[1] << 8;
-	unsigned int sport = r[2] | r[3] << 8;
-	uint32_t sip = r[4] | r[5] << 8 | r[6] << 16 | (uint32_t)r[7] << 24;
+	unsigned int i, n = REC_GET(r, RX_REC_LEN);
+	unsigned int sport = REC_GET(r, RX_REC_SPORT);
+	uint32_t sip = REC_GET(r, RX_REC_SIP);
 	int ok = n == len && sport == RPORT && sip == RIP;
 
 	for (i = 0; ok && i < len; i++)
-		ok = r[16 + i] == (uint8_t)msg[i];
-	rx_rptr += (16 + n + 7) & ~7u;
+		ok = r[ACCIO_RX_HDR + i] == (uint8_t)msg[i];
+	rx_rptr += REC_PAD(ACCIO_RX_HDR + n);
 	mmio_w64(row_u(ROW, ACCIO_UNCORE_ROW_RX_RPTR), rx_rptr);
 	return ok;
 }
@@ -165,14 +163,14 @@ int main(void)
 		for (i = 0; i < 24; i++)
 			((uint8_t *)w)[i] = m5[i];
 		t0 = rdcycle();
-		mmio_w64(row_u(ROW, 0x800), 24);
+		mmio_w64(row_u(ROW, ACCIO_UNCORE_ROW_MMIO_TX), (uint64_t)24 << (8 * ACCIO_TX_REC_LEN));
 		for (i = 0; i < 3; i++)
-			mmio_w64(row_u(ROW, 0x808 + 8 * i), w[i]);
+			mmio_w64(row_u(ROW, ACCIO_UNCORE_ROW_MMIO_TX + ACCIO_TX_HDR + 8 * i), w[i]);
 		while (mmio_r64(row_u(ROW, ACCIO_UNCORE_ROW_RX_WPTR)) == rx_rptr)
 			;
 		t1 = rdcycle();
 		check(received(m5, 24), "5 a datagram through the MMIO window, its echo, same bytes");
-		check(mmio_r64(row_u(ROW, ACCIO_UNCORE_ROW_MMIO_TX_NEXT)) == 32,
+		check(mmio_r64(row_u(ROW, ACCIO_UNCORE_ROW_MMIO_TX_NEXT)) == REC_PAD(ACCIO_TX_HDR + 24),
 		      "5 the window's next message starts after it");
 		putnum("cycles_window_to_rx_record", t1 - t0);
 	}

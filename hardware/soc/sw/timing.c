@@ -129,13 +129,13 @@ static uint64_t ring_read(uint64_t *sink)
 	unsigned int i;
 
 #define WORD(i) (*(volatile uint64_t *)(rx_ring + ((rx_rptr + (i)) & (sizeof(rx_ring) - 1))))
-	for (i = 0; i < 80; i += 8)	/* the lines in L1 first */
+	for (i = 0; i < ACCIO_RX_HDR + 64; i += 8)	/* the lines in L1 first */
 		sum += WORD(i);
 	tx_prepare(64);
 	tx_ring_doorbell();
 	wait_record();
 	t = rdcycle();
-	for (i = 0; i < 80; i += 8)
+	for (i = 0; i < ACCIO_RX_HDR + 64; i += 8)
 		sum += WORD(i);
 	t = rdcycle() - t;
 #undef WORD

@@ -2,6 +2,7 @@ package accio
 
 import chisel3._
 import chisel3.util._
+import accio.regs.Contract
 
 /** The Accio uncore: ICT, per-hart ready queues with wake-up interrupts, the UDP offload engine
   * (receive parser and ring writer, transmit doorbells and header builder), the MMIO transmit
@@ -65,8 +66,8 @@ class AccioUncore(val p: UncoreParams) extends Module {
   // events
   val linkQ = Module(new Queue(new Event, 4))
   linkQ.io.enq.valid := io.link.valid
-  linkQ.io.enq.bits := Event(Consts.EvLinkUp, "hffff".U, 0.U)
-  when(!io.link.bits) { linkQ.io.enq.bits.typ := Consts.EvLinkDown.U }
+  linkQ.io.enq.bits := Event(Contract.EV_LINK_UP, "hffff".U, 0.U)
+  when(!io.link.bits) { linkQ.io.enq.bits.typ := Contract.EV_LINK_DOWN.U }
   evq.io.in(0) <> regs.io.ev
   evq.io.in(1) <> rx.io.ev
   evq.io.in(2) <> tx.io.ev

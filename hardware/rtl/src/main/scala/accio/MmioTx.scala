@@ -2,6 +2,7 @@ package accio
 
 import chisel3._
 import chisel3.util._
+import accio.regs.Contract
 import accio.regs.Uncore.Row
 
 /** A store into a row's direct MMIO transmit window. */
@@ -17,10 +18,10 @@ class WinStore(p: UncoreParams) extends Bundle {
   *
   * A store sets its bytes' valid bits; a store to a byte that is still valid (not yet released)
   * is refused (section 3.4, address reuse). After each store the unit looks at the earliest
-  * message: once its two length bytes are valid it checks the message's valid bits 64 at a time
+  * message: once its length bytes are valid it checks the message's valid bits 64 at a time
   * (the parallel AND, over at most 24 blocks), and when all are set clears them, advances the
   * length address register and hands the message to the TX header builder, then looks at the
-  * next one. A length over 1472 discards the window and restarts at its next boundary. A sent
+  * next one. A length over MAX_PAYLOAD discards the window and restarts at its next boundary. A sent
   * message writes TX_TSTAMP (the builder's start time) and then adds to TX_PKTS with nothing in
   * between.
   * Stores wait while the unit works (back-pressure on the MMIO bus).
@@ -109,25 +110,28 @@ class MmioTx(p: UncoreParams) extends Module with Sequencer {
       state := sNext
     }
   }
-  when(state === sDisabledEv) { event(Consts.EvDoorbellDisabled, row, st.off) { state := sIdle } }
+  when(state === sDisabledEv) { event(Contract.EV_DOORBELL_DISABLED, row, st.off) { state := sIdle } }
   when(state === sReuse) { reg(row, Row.MMIO_TX_ERRORS, RegOp.Add, 1.U) { _ => state := sReuseEv } }
-  when(state === sReuseEv) { event(Consts.EvMmioTxError, row, errOff) { state := sIdle } }
+  when(state === sReuseEv) { event(Contract.EV_MMIO_TX_ERROR, row, errOff) { state := sIdle } }
 
   // the earliest message
   when(state === sNext) { reg(row, Row.MMIO_TX_NEXT, RegOp.Rd) { v => next := v; state := sLen } }
   val start = next(10, 0)
   val startWord = dWord(start)
-  val lenValid = (valid(vIdx(start)) >> start(5, 0))(1, 0) === 3.U
-  val msgLen = ((Consts.TxHdr.U +& startWord(15, 0) +& 7.U) >> 3) << 3
+  // the length address register: the message's length field (in its first word)
+  val startLen = Rec.field(startWord, Contract.TX_REC_LEN, Contract.TX_REC_LEN_SIZE)
+  val lenValid = (valid(vIdx(start)) >> start(5, 0))(
+    Contract.TX_REC_LEN + Contract.TX_REC_LEN_SIZE - 1, Contract.TX_REC_LEN).andR
+  val msgLen = Rec.pad(Contract.TX_HDR.U +& startLen)
   when(state === sLen) {
-    len := startWord(15, 0)
+    len := startLen
     hdrWord := startWord
     cur := start
     remaining := msgLen
-    state := Mux(!lenValid, sIdle, Mux(startWord(15, 0) > Consts.MaxPayload.U, sBadLen, sScan))
+    state := Mux(!lenValid, sIdle, Mux(startLen > Contract.MAX_PAYLOAD.U, sBadLen, sScan))
   }
   when(state === sBadLen) { reg(row, Row.MMIO_TX_ERRORS, RegOp.Add, 1.U) { _ => state := sBadLenEv } }
-  when(state === sBadLenEv) { event(Consts.EvMmioTxError, row, start) { state := sClearAll; cur := 0.U } }
+  when(state === sBadLenEv) { event(Contract.EV_MMIO_TX_ERROR, row, start) { state := sClearAll; cur := 0.U } }
   when(state === sClearAll) {
     valid(vIdx(cur)) := 0.U
     cur := cur + 64.U
@@ -145,7 +149,7 @@ class MmioTx(p: UncoreParams) extends Module with Sequencer {
   val runMask = Mux(n === 64.U, ~0.U(64.W), ((1.U(65.W) << n) - 1.U)(63, 0))
   val blkMask = (runMask << lo)(63, 0)
   val cw = valid(vIdx(cur))
-  val msgLenR = ((Consts.TxHdr.U +& len +& 7.U) >> 3) << 3
+  val msgLenR = Rec.pad(Contract.TX_HDR.U +& len)
   when(state === sScan || state === sClear) {
     cur := cur + n
     remaining := remaining - n
@@ -163,15 +167,17 @@ class MmioTx(p: UncoreParams) extends Module with Sequencer {
     valid(vIdx(cur)) := cw & ~blkMask
     when(remaining === n) { state := sNextWr }
   }
-  val dport = Mux(hdrWord(31, 16) === 0.U, sh.rport, hdrWord(31, 16))
-  val dip = Mux(hdrWord(63, 32) === 0.U, sh.rip, hdrWord(63, 32))
+  val hdrPort = Rec.field(hdrWord, Contract.TX_REC_DPORT, Contract.TX_REC_DPORT_SIZE)
+  val hdrIp = Rec.field(hdrWord, Contract.TX_REC_DIP, Contract.TX_REC_DIP_SIZE)
+  val dport = Mux(hdrPort === 0.U, sh.rport, hdrPort)
+  val dip = Mux(hdrIp === 0.U, sh.rip, hdrIp)
   when(state === sNextWr) {
     reg(row, Row.MMIO_TX_NEXT, RegOp.Wr, next + msgLenR) { _ =>
       state := Mux(dip === 0.U || dport === 0.U, sDestErr, sMac)
     }
   }
   when(state === sDestErr) { reg(row, Row.MMIO_TX_ERRORS, RegOp.Add, 1.U) { _ => state := sDestErrEv } }
-  when(state === sDestErrEv) { event(Consts.EvMmioTxError, row, start) { state := sNext } }
+  when(state === sDestErrEv) { event(Contract.EV_MMIO_TX_ERROR, row, start) { state := sNext } }
 
   // hand the message to the header builder
   when(state === sMac) { reg(row, Row.DST_MAC, RegOp.Rd) { v => dmac := v(47, 0); state := sCmd; word := 0.U } }
@@ -186,7 +192,7 @@ class MmioTx(p: UncoreParams) extends Module with Sequencer {
   io.builder.cmd.bits.noDf := sh.noDf
   when(io.builder.cmd.fire) { state := Mux(len === 0.U, sFin, sPay); io.released := true.B }
   val nWords = (len +& 7.U) >> 3
-  val payOff = start + Consts.TxHdr.U + (word << 3)
+  val payOff = start + Contract.TX_HDR.U + (word << 3)
   io.builder.data.valid := state === sPay
   io.builder.data.bits := dWord(payOff(10, 0))
   when(io.builder.data.fire) {

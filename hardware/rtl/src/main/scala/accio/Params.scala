@@ -2,7 +2,7 @@ package accio
 
 import chisel3._
 import chisel3.util._
-import accio.regs.Uncore
+import accio.regs.{Contract, Uncore}
 
 /** Sizes of one uncore instance. The register map describes 64 rows and 4 harts. */
 case class UncoreParams(rows: Int = 64, harts: Int = 4) {
@@ -18,26 +18,39 @@ case class UncoreParams(rows: Int = 64, harts: Int = 4) {
   val addrBits: Int = 32
 }
 
-/** Fixed numbers shared by the model and the RTL (accio_uncore.h). */
+/** Fixed numbers of the RTL. Those shared with the model and software (event types, ring record
+  * layouts, MAX_PAYLOAD) are the register map's, in the generated accio.regs.Contract. */
 object Consts {
   val Poison: BigInt = BigInt("badacce55badacce", 16)
-  val RxHdr = 16
-  val TxHdr = 8
-  val MaxPayload = 1472
   val WinBytes: Int = Uncore.Row.MMIO_TX_COUNT * 8
   /** Receive frame buffer: frames longer than this are dropped by the engine. */
   val FrameBufBytes = 2048
+  /** Bits of a payload length. */
+  val LenBits: Int = log2Ceil(Contract.MAX_PAYLOAD + 1)
 
-  // event types (EVQ_POP.TYPE)
-  val EvLinkUp = 1
-  val EvLinkDown = 2
-  val EvProtection = 3
-  val EvRxRingFull = 4
-  val EvTxRingError = 5
-  val EvIctMiss = 6
-  val EvDoorbellDisabled = 7
-  val EvRowRange = 8
-  val EvMmioTxError = 9
+  // what the engine's datapaths assume of the contract
+  require(Contract.REC_ALIGN == 8 && Contract.RX_HDR % 8 == 0,
+    "the engine writes records in 8-byte words")
+  require(Contract.TX_HDR == 8 && Contract.TX_REC_LEN + Contract.TX_REC_LEN_SIZE <= 8,
+    "the engine reads a TX header in one 8-byte word; the window's length field lies in it")
+  require(14 + 20 + 8 + Contract.MAX_PAYLOAD <= FrameBufBytes, "a whole frame fits the frame buffers")
+}
+
+/** Ring records (accio.regs.Contract): little-endian header fields at byte offsets. */
+object Rec {
+  /** The field of `size` bytes at byte offset `off` of a header held as one little-endian value. */
+  def field(hdr: UInt, off: Int, size: Int): UInt = hdr(8 * (off + size) - 1, 8 * off)
+  /** A header of `bytes` bytes as one little-endian value: each (value, offset, size) at its place,
+    * zeros between. */
+  def pack(bytes: Int, fields: (UInt, Int, Int)*): UInt = {
+    for ((v, off, size) <- fields) require(v.getWidth <= 8 * size && off + size <= bytes)
+    fields.map { case (v, off, size) => (v.pad(8 * size) << (8 * off)).pad(8 * bytes) }.reduce(_ | _)
+  }
+  /** A record's length, header included, padded to REC_ALIGN. */
+  def pad(n: UInt): UInt = {
+    val k = log2Ceil(Contract.REC_ALIGN)
+    ((n +& (Contract.REC_ALIGN - 1).U) >> k) << k
+  }
 }
 
 /** Field helpers over the generated (lsb, width) pairs. */

@@ -2,7 +2,7 @@ package accio
 
 import chisel3._
 import chisel3.util._
-import accio.regs.Uncore
+import accio.regs.{Contract, Uncore}
 import accio.regs.Uncore.Row
 
 /** The register block: the AXI4-Lite MMIO slave with the privilege/ASID sideband, one access at
@@ -121,12 +121,12 @@ class RegBlock(p: UncoreParams, nIncs: Int) extends Module with Sequencer {
   }
   when(state === sRefuse) { reg(row, Row.PROT_FAULTS, RegOp.Add, 1.U) { _ => state := sRefuseEv } }
   when(state === sRefuseEv) {
-    event(Consts.EvProtection, Mux(refuseRow, row.pad(16), "hffff".U), Cat(who.asid, r))(
+    event(Contract.EV_PROTECTION, Mux(refuseRow, row.pad(16), "hffff".U), Cat(who.asid, r))(
       state := Mux(isRead, sRResp, sBResp))
     rdata := Consts.Poison.U
   }
   when(state === sRangeEv) {
-    event(Consts.EvRowRange, "hffff".U, rowIdx)(state := Mux(isRead, sRResp, sBResp))
+    event(Contract.EV_ROW_RANGE, "hffff".U, rowIdx)(state := Mux(isRead, sRResp, sBResp))
     rdata := Consts.Poison.U
   }
 

@@ -10,7 +10,7 @@ class TxCmd extends Bundle {
   val sport = UInt(16.W)
   val dip = UInt(32.W)
   val dport = UInt(16.W)
-  val len = UInt(11.W) // payload bytes, at most 1472
+  val len = UInt(Consts.LenBits.W) // payload bytes, at most MAX_PAYLOAD
   val roce = Bool() // the row's STATE.ROCE: the last 4 payload bytes become the ICRC
   val noDf = Bool() // the row's STATE.NO_DF: the IPv4 DF flag stays clear
 }

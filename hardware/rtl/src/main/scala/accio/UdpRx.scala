@@ -2,6 +2,7 @@ package accio
 
 import chisel3._
 import chisel3.util._
+import accio.regs.Contract
 import accio.regs.Uncore.Row
 
 /** UDP offload engine, receive side.
@@ -12,7 +13,7 @@ import accio.regs.Uncore.Row
   * for the engine (pass to the normal NIC path), malformed (dropped, counted), fragment (passed,
   * counted), ICT miss (passed, counted, optional event) or a row; the UDP checksum is checked for a
   * row's datagrams only (a miss passes as it came). For a row it checks the RX
-  * ring's space and writes the record (16-byte header, payload realigned from the buffer) with
+  * ring's space and writes the record (RX_HDR-byte header, payload realigned from the buffer) with
   * the DMA writer, then moves RX_WPTR, counts, and queues a sleeping reader on its hart.
   * For a row with STATE.ROCE the RoCEv2 ICRC (`Icrc`) is computed on the way in too, and a
   * datagram whose ICRC is wrong, or that has no room for one, is dropped as malformed.
@@ -128,7 +129,7 @@ class UdpRx(p: UncoreParams) extends Module with Sequencer {
   val badIp = hdr(14)(7, 4) =/= 4.U || ihl < 20.U || len < 14.U +& ihl || tot < ihl +& 8.U ||
     14.U +& tot > len || Csum.fold(ipSum) =/= "hffff".U
   val fragment = (be16(20) & 0x3fff.U) =/= 0.U
-  val badUdp = ulen < 8.U || ulen =/= tot - ihl || ulen - 8.U > Consts.MaxPayload.U
+  val badUdp = ulen < 8.U || ulen =/= tot - ihl || ulen - 8.U > Contract.MAX_PAYLOAD.U
   val pseudo = Seq(sip(31, 16), sip(15, 0), dip(31, 16), dip(15, 0), 17.U, ulen).map(_.pad(32)).reduce(_ +& _)
   val badCsum = ucsum =/= 0.U && Csum.fold(pseudo + udpSum) =/= "hffff".U
   // the ICRC received: the UDP payload's last 4 bytes, least significant first
@@ -139,7 +140,7 @@ class UdpRx(p: UncoreParams) extends Module with Sequencer {
   val row = Reg(UInt(p.rowBits.W))
   val recSip = Reg(UInt(32.W))
   val recSport = Reg(UInt(16.W))
-  val recLen = Reg(UInt(11.W))
+  val recLen = Reg(UInt(Consts.LenBits.W))
   val payOff = Reg(UInt(8.W)) // frame offset of the payload
   val missPort = Reg(UInt(16.W))
   val outBeat = RegInit(0.U(9.W))
@@ -203,14 +204,14 @@ class UdpRx(p: UncoreParams) extends Module with Sequencer {
     outBeat := outBeat + 1.U
     when(passLast) { finish() }
   }
-  when(state === sMissEv) { event(Consts.EvIctMiss, "hffff".U, missPort) { state := sPass } }
+  when(state === sMissEv) { event(Contract.EV_ICT_MISS, "hffff".U, missPort) { state := sPass } }
 
   // delivery to the row's RX ring
   val base = Reg(UInt(64.W))
   val size = Reg(UInt(64.W))
   val wptr = Reg(UInt(64.W))
   val rptr = Reg(UInt(64.W))
-  val rec = ((Consts.RxHdr.U +& recLen +& 7.U) >> 3) << 3
+  val rec = Rec.pad(Contract.RX_HDR.U +& recLen)
   val dma = Module(new DmaWriter)
   io.axi.aw <> dma.io.axi.aw
   io.axi.w <> dma.io.axi.w
@@ -219,7 +220,7 @@ class UdpRx(p: UncoreParams) extends Module with Sequencer {
   dma.io.cmd.bits.base := base
   dma.io.cmd.bits.size := size
   dma.io.cmd.bits.ptr := wptr
-  dma.io.cmd.bits.bytes := Consts.RxHdr.U +& recLen
+  dma.io.cmd.bits.bytes := Contract.RX_HDR.U +& recLen
 
   when(state === sRdBase) { reg(row, Row.RX_BASE, RegOp.Rd) { v => base := v; state := sRdSize } }
   when(state === sRdSize) { reg(row, Row.RX_SIZE, RegOp.Rd) { v => size := v; state := sRdW } }
@@ -234,19 +235,24 @@ class UdpRx(p: UncoreParams) extends Module with Sequencer {
     dma.io.cmd.valid := true.B
     when(dma.io.cmd.fire) { state := sDmaWait; outBeat := 0.U }
   }
-  // record words: header, time, then the payload realigned from the frame buffer
-  val at = payOff +& ((outBeat - 2.U) << 3)
+  // record words: the header, then the payload realigned from the frame buffer
+  val hdrWords = Contract.RX_HDR / 8
+  val recHdr = Rec.pack(Contract.RX_HDR,
+    (recLen, Contract.RX_REC_LEN, Contract.RX_REC_LEN_SIZE),
+    (recSport, Contract.RX_REC_SPORT, Contract.RX_REC_SPORT_SIZE),
+    (recSip, Contract.RX_REC_SIP, Contract.RX_REC_SIP_SIZE),
+    (io.time, Contract.RX_REC_TSTAMP, Contract.RX_REC_TSTAMP_SIZE))
+  val at = payOff +& ((outBeat - hdrWords.U) << 3)
   val q = at >> 3
   val shifted = (Cat(buf(q + 1.U), buf(q)) >> Cat(at(2, 0), 0.U(3.W)))(63, 0)
-  dma.io.data.valid := state === sDmaWait && outBeat < ((Consts.RxHdr.U +& recLen +& 7.U) >> 3)
-  dma.io.data.bits := MuxCase(shifted, Seq(
-    (outBeat === 0.U) -> Cat(recSip, recSport, 0.U(5.W), recLen),
-    (outBeat === 1.U) -> io.time))
+  dma.io.data.valid := state === sDmaWait && outBeat < ((Contract.RX_HDR.U +& recLen +& 7.U) >> 3)
+  dma.io.data.bits := MuxCase(shifted,
+    (0 until hdrWords).map(k => (outBeat === k.U) -> recHdr(64 * k + 63, 64 * k)))
   when(dma.io.data.fire) { outBeat := outBeat + 1.U }
   when(state === sDmaWait && dma.io.done.valid) { state := Mux(dma.io.done.bits, sDrop, sWptr) }
 
   when(state === sDrop) { reg(row, Row.RX_DROPS, RegOp.Add, 1.U) { _ => state := sDropEv } }
-  when(state === sDropEv) { event(Consts.EvRxRingFull, row, recLen) { finish() } }
+  when(state === sDropEv) { event(Contract.EV_RX_RING_FULL, row, recLen) { finish() } }
   when(state === sWptr) {
     reg(row, Row.RX_WPTR, RegOp.Wr, wptr + rec) { _ => state := sPkts; io.recordDone := true.B }
   }

@@ -2,10 +2,11 @@ package accio
 
 import chisel3._
 import chisel3.util._
+import accio.regs.Contract
 import accio.regs.Uncore.Row
 
 /** UDP offload engine, transmit side: serves doorbells. For the row it checks the ring, then
-  * for each complete record between TX_RPTR and TX_WPTR reads the 8-byte record header, checks
+  * for each complete record between TX_RPTR and TX_WPTR reads the record header (one word), checks
   * it, reads the payload into the header builder and moves TX_RPTR. A bad record stops the
   * engine (it stays in the ring). Each datagram sent writes TX_TSTAMP (the builder's start time)
   * and then adds to TX_PKTS with nothing in between. A writer sleeping on the row is queued on
@@ -63,14 +64,16 @@ class UdpTx(p: UncoreParams) extends Module with Sequencer {
   rd.io.cmd.bits.base := base
   rd.io.cmd.bits.size := size
   rd.io.cmd.bits.ptr := rptr
-  rd.io.cmd.bits.bytes := Consts.TxHdr.U
+  rd.io.cmd.bits.bytes := Contract.TX_HDR.U
   rd.io.data.ready := false.B
 
-  // record header: u16 length, u16 port, u32 address, little endian; zero: the row's remote
-  val hLen = hdrWord(15, 0)
-  val hPort = Mux(hdrWord(31, 16) === 0.U, sh.rport, hdrWord(31, 16))
-  val hIp = Mux(hdrWord(63, 32) === 0.U, sh.rip, hdrWord(63, 32))
-  val rec = ((Consts.TxHdr.U +& hLen +& 7.U) >> 3) << 3
+  // record header: length, destination port and address; zero: the row's remote
+  val hLen = Rec.field(hdrWord, Contract.TX_REC_LEN, Contract.TX_REC_LEN_SIZE)
+  val hdrPort = Rec.field(hdrWord, Contract.TX_REC_DPORT, Contract.TX_REC_DPORT_SIZE)
+  val hdrIp = Rec.field(hdrWord, Contract.TX_REC_DIP, Contract.TX_REC_DIP_SIZE)
+  val hPort = Mux(hdrPort === 0.U, sh.rport, hdrPort)
+  val hIp = Mux(hdrIp === 0.U, sh.rip, hdrIp)
+  val rec = Rec.pad(Contract.TX_HDR.U +& hLen)
 
   io.builder.cmd.valid := false.B
   io.builder.cmd.bits.dmac := dmac
@@ -105,7 +108,7 @@ class UdpTx(p: UncoreParams) extends Module with Sequencer {
     state := Mux(!Csum.ringSizeOk(size) || wptr < rptr || wptr - rptr > size, sRingErr, sLoop)
   }
   when(state === sRingErr) { reg(row, Row.TX_ERRORS, RegOp.Add, 1.U) { _ => state := sBadEv } }
-  when(state === sLoop) { state := Mux(wptr - rptr >= Consts.TxHdr.U, sHdrCmd, sDone) }
+  when(state === sLoop) { state := Mux(wptr - rptr >= Contract.TX_HDR.U, sHdrCmd, sDone) }
   when(state === sHdrCmd) {
     rd.io.cmd.valid := true.B
     when(rd.io.cmd.fire) { state := sHdrData }
@@ -119,11 +122,11 @@ class UdpTx(p: UncoreParams) extends Module with Sequencer {
     }
   }
   when(state === sHdrDone) {
-    val bad = hLen > Consts.MaxPayload.U || rec > wptr - rptr || hIp === 0.U || hPort === 0.U
+    val bad = hLen > Contract.MAX_PAYLOAD.U || rec > wptr - rptr || hIp === 0.U || hPort === 0.U
     state := Mux(bad, sBad, sPayCmd)
   }
   when(state === sPayCmd) {
-    rd.io.cmd.bits.ptr := rptr + Consts.TxHdr.U
+    rd.io.cmd.bits.ptr := rptr + Contract.TX_HDR.U
     rd.io.cmd.bits.bytes := hLen
     rd.io.cmd.valid := io.builder.cmd.ready
     io.builder.cmd.valid := rd.io.cmd.ready
@@ -157,16 +160,16 @@ class UdpTx(p: UncoreParams) extends Module with Sequencer {
   // events: a doorbell on a disabled row, a bad ring (info 0) or a bad record (info: its pointer)
   val evType = Reg(UInt(8.W))
   val evInfo = Reg(UInt(32.W))
-  when(state === sDisabled) { evType := Consts.EvDoorbellDisabled.U; evInfo := 0.U }
-  when(state === sRingErr) { evType := Consts.EvTxRingError.U; evInfo := 0.U }
+  when(state === sDisabled) { evType := Contract.EV_DOORBELL_DISABLED.U; evInfo := 0.U }
+  when(state === sRingErr) { evType := Contract.EV_TX_RING_ERROR.U; evInfo := 0.U }
   when(state === sBad) { reg(row, Row.TX_ERRORS, RegOp.Add, 1.U) { _ => state := sBadEv } }
-  when(state === sBad) { evType := Consts.EvTxRingError.U; evInfo := rptr(30, 0) }
+  when(state === sBad) { evType := Contract.EV_TX_RING_ERROR.U; evInfo := rptr(30, 0) }
   when(state === sBadEv) {
     evPort.valid := true.B
     evPort.bits.typ := evType
     evPort.bits.row := row
     evPort.bits.info := evInfo
-    when(evPort.fire) { state := Mux(evType === Consts.EvDoorbellDisabled.U, sIdle, sDone) }
+    when(evPort.fire) { state := Mux(evType === Contract.EV_DOORBELL_DISABLED.U, sIdle, sDone) }
   }
   when(state === sDone) {
     reg(row, Row.STATE, RegOp.AndNot, Mux(sent, F.maskU(Row.STATE_TX_SUSP), 0.U)) { v =>

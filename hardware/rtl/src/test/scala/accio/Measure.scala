@@ -46,9 +46,9 @@ object Measure extends App {
       val rx = b.recordCycles.head - b.lastRxBeat
       b.write(off(r, Row.RX_RPTR), b.read(off(r, Row.RX_WPTR)))
       // doorbell
-      val rec = Array[Byte](n.toByte, (n >> 8).toByte, 0, 0, 0, 0, 0, 0) ++ payload
+      val rec = Ref.txRecord(payload)
       b.mem.write(BigInt(0x80200000L + (txw % (1 << 16))), rec)
-      txw += (8 + n + 7) & ~7
+      txw += rec.length
       b.write(off(r, Row.TX_WPTR), txw, Some(7))
       b.txFirstBeat.clear()
       b.store(off(r, Row.DOORBELL), 8, 1, Some(7))
@@ -56,7 +56,7 @@ object Measure extends App {
       val f1 = b.txFrames.dequeue()
       assert(f1.length == 42 + n)
       // MMIO transmit window
-      val msg = rec ++ Array.fill(((8 + n + 7) & ~7) - 8 - n)(0.toByte)
+      val msg = rec
       b.txFirstBeat.clear()
       for ((w, i) <- msg.grouped(8).zipWithIndex)
         b.store(off(r, Row.MMIO_TX) + ((winPos + 8 * i) % Consts.WinBytes), 8,

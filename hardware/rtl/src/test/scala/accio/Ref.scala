@@ -1,7 +1,25 @@
 package accio
 
-/** Reference frames for the tests, built independently of the RTL: Ethernet + IPv4 + UDP. */
+import accio.regs.Contract
+
+/** Reference frames for the tests, built independently of the RTL: Ethernet + IPv4 + UDP; ring
+  * records as the register map's contract lays them out. */
 object Ref {
+  /** A record's length padded to REC_ALIGN. */
+  def recPad(n: Int): Int = (n + Contract.REC_ALIGN - 1) / Contract.REC_ALIGN * Contract.REC_ALIGN
+  /** A TX ring record (or MMIO window message): header, payload, padding. */
+  def txRecord(payload: Seq[Byte], dport: Int = 0, dip: Long = 0, len: Int = -1): Array[Byte] = {
+    val rec = new Array[Byte](recPad(Contract.TX_HDR + payload.length))
+    def put(off: Int, size: Int, v: Long): Unit = for (i <- 0 until size) rec(off + i) = (v >> (8 * i)).toByte
+    put(Contract.TX_REC_LEN, Contract.TX_REC_LEN_SIZE, if (len >= 0) len else payload.length)
+    put(Contract.TX_REC_DPORT, Contract.TX_REC_DPORT_SIZE, dport)
+    put(Contract.TX_REC_DIP, Contract.TX_REC_DIP_SIZE, dip)
+    payload.copyToArray(rec, Contract.TX_HDR)
+    rec
+  }
+  /** A little-endian record field. */
+  def recField(rec: Seq[Byte], off: Int, size: Int): Long =
+    (0 until size).map(i => (rec(off + i) & 0xffL) << (8 * i)).sum
   def be16(v: Int): Seq[Byte] = Seq(((v >> 8) & 0xff).toByte, (v & 0xff).toByte)
   def be32(v: Long): Seq[Byte] = Seq(24, 16, 8, 0).map(s => ((v >> s) & 0xff).toByte)
   def sum(bytes: Seq[Byte]): Long =

@@ -3,7 +3,7 @@ package accio
 import chisel3._
 import chisel3.simulator.PeekPokeAPI._
 import org.scalatest.funsuite.AnyFunSuite
-import accio.regs.Uncore
+import accio.regs.{Contract, Uncore}
 import accio.regs.Uncore.Row
 import scala.util.Random
 
@@ -47,11 +47,10 @@ class UncoreSpec extends AnyFunSuite {
       val expected = scala.collection.mutable.Queue[Array[Byte]]()
       for (round <- 0 until 8) {
         val msgs = (0 until 6).map { _ =>
-          val len = if (rnd.nextInt(8) == 0) rnd.nextInt(1473) else rnd.nextInt(120)
+          val len = if (rnd.nextInt(8) == 0) rnd.nextInt(Contract.MAX_PAYLOAD + 1) else rnd.nextInt(120)
           val port = if (rnd.nextBoolean()) 0 else 9000 + rnd.nextInt(100)
           val payload = Array.fill(len)(rnd.nextInt(256).toByte)
-          val hdr = Array[Byte](len.toByte, (len >> 8).toByte, port.toByte, (port >> 8).toByte, 0, 0, 0, 0)
-          val msg = hdr ++ payload ++ Array.fill(((8 + len + 7) & ~7) - 8 - len)(0.toByte)
+          val msg = Ref.txRecord(payload.toSeq, dport = port)
           expected.enqueue(Ref.udpFrame(peerMac, station, lip, 5000, rip, if (port == 0) 7000 else port, 0, payload.toSeq))
           msg
         }
@@ -92,7 +91,7 @@ class UncoreSpec extends AnyFunSuite {
       assert(b.read(rowOff(2, Row.MMIO_TX_ERRORS)) == 1)
       while (popEvent(b) != 0) {} // drain older events
       b.store(win + base + 8, 1, 0x43, Some(7))
-      assert(popEvent(b) == (BigInt(1) << 63 | (base + 8) << 32 | 2 << 16 | Consts.EvMmioTxError))
+      assert(popEvent(b) == (BigInt(1) << 63 | (base + 8) << 32 | 2 << 16 | Contract.EV_MMIO_TX_ERROR))
       for (k <- Seq(2, 4, 6)) b.store(win + base + k, 2, 0, Some(7))
       for (k <- 9 until 16) b.store(win + base + k, 1, 0x30 + k, Some(7))
       assert(b.txFrames.size == 1)
@@ -131,11 +130,12 @@ class UncoreSpec extends AnyFunSuite {
             delivered += 1
             val off = (wptr0 % 4096).toLong
             val ring = b.mem.read(BigInt(0x80010000L), 4096)
-            val rec = Array.tabulate(16 + payload.length)(k => ring(((off + k) % 4096).toInt)) // records wrap
+            val hdr = Contract.RX_HDR
+            val rec = Array.tabulate(hdr + payload.length)(k => ring(((off + k) % 4096).toInt)) // records wrap
             if (kind == 0 || kind == 3) {
-              assert(rec.slice(16, 16 + payload.length).sameElements(payload), s"frame $i: payload differs")
-              assert((rec(0) & 0xff | (rec(1) & 0xff) << 8) == payload.length)
-              assert((rec(2) & 0xff | (rec(3) & 0xff) << 8) == 6000 + i)
+              assert(rec.slice(hdr, hdr + payload.length).sameElements(payload), s"frame $i: payload differs")
+              assert(Ref.recField(rec.toSeq, Contract.RX_REC_LEN, Contract.RX_REC_LEN_SIZE) == payload.length)
+              assert(Ref.recField(rec.toSeq, Contract.RX_REC_SPORT, Contract.RX_REC_SPORT_SIZE) == 6000 + i)
             }
           }
           if (kind == 0 || kind == 3) assert(took && wptr1 != wptr0, s"frame $i (kind $kind) was not delivered")
@@ -159,20 +159,20 @@ class UncoreSpec extends AnyFunSuite {
       b.axiErrorAt = a => a >= BigInt(0x80010000L) && a < BigInt(0x80011000L)
       assert(b.rx(Ref.rxFrame(peerMac, station, rip, 6000, lip, 5000, Seq.fill(100)(3.toByte))))
       assert(b.read(rowOff(1, Row.RX_DROPS)) == drops0 + 1)
-      assert(popEvent(b) == (BigInt(1) << 63 | BigInt(100) << 32 | 1 << 16 | Consts.EvRxRingFull))
+      assert(popEvent(b) == (BigInt(1) << 63 | BigInt(100) << 32 | 1 << 16 | Contract.EV_RX_RING_FULL))
       b.axiErrorAt = _ => false
       assert(b.rx(Ref.rxFrame(peerMac, station, rip, 6000, lip, 5000, Seq.fill(100)(4.toByte))))
       assert(b.read(rowOff(1, Row.RX_DROPS)) == drops0 + 1)
       // TX: the payload read fails: nothing is sent, the record stays, the engine reports it
-      val rec = Array[Byte](50, 0, 0x58, 0x1b, 2, 2, 0, 10) ++ Array.fill(56)(9.toByte)
+      val rec = Ref.txRecord(Seq.fill(50)(9.toByte), dport = 7000, dip = 0x0a000202L)
       b.mem.write(BigInt(0x80020000L), rec)
-      b.write(rowOff(1, Row.TX_WPTR), 64, Some(7))
+      b.write(rowOff(1, Row.TX_WPTR), rec.length, Some(7))
       b.axiErrorAt = a => a >= BigInt(0x80020008L) && a < BigInt(0x80020040L)
       b.write(rowOff(1, Row.DOORBELL), 1, Some(7))
       assert(b.txFrames.isEmpty)
       assert(b.read(rowOff(1, Row.TX_RPTR)) == 0)
       assert(b.read(rowOff(1, Row.TX_ERRORS)) == 1)
-      assert(popEvent(b) == (BigInt(1) << 63 | 1 << 16 | Consts.EvTxRingError))
+      assert(popEvent(b) == (BigInt(1) << 63 | 1 << 16 | Contract.EV_TX_RING_ERROR))
       b.axiErrorAt = _ => false
       b.write(rowOff(1, Row.DOORBELL), 1, Some(7))
       assert(b.txFrames.size == 1)
