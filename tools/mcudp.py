@@ -10,7 +10,6 @@ percentiles as one JSON line. Only 127.0.0.1 is ever addressed.
 """
 import argparse
 import json
-import os
 import random
 import socket
 import struct
