@@ -68,6 +68,7 @@ test: test-model test-rtl test-soc test-system
 test-model: venv regmap-check bootstrap
 	$(PY) -m pytest -q tests/model
 	$(MAKE) -s -C hardware/model fuzz-quick
+	$(MAKE) -s -C libaccio test
 
 # libFuzzer on the uncore's C model, FUZZ_SECONDS long (default 600)
 fuzz: bootstrap

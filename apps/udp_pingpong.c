@@ -118,7 +118,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -138,6 +137,7 @@
 #endif
 
 #include "prof_marks.h"
+#include "row.h"
 
 static uint64_t now_ns(void)
 {
@@ -645,40 +645,21 @@ static ssize_t uring_round_trip(struct uring *u, int fd, const uint8_t *tx,
 
 /* -R: the socket's row, used with loads and stores only */
 struct raw {
+	struct accio_row row;
 	volatile uint64_t *regs;
 	uint8_t *rx, *tx;
 	uint64_t rx_mask, tx_mask, rptr, wptr;
 };
 
-/* A ring mapped twice in a row: a record that wraps is contiguous. */
-static uint8_t *raw_ring(int rowfd, uint64_t off, size_t size)
-{
-	uint8_t *b = mmap(NULL, 2 * size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (b == MAP_FAILED ||
-	    mmap(b, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, rowfd, off) ==
-	    MAP_FAILED ||
-	    mmap(b + size, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, rowfd,
-		 off) == MAP_FAILED)
-		return NULL;
-	return b;
-}
-
 static int raw_open(int fd, struct raw *r)
 {
-	struct accio_accel a = { .version = ACCIO_UAPI_VERSION };
-
-	if (ioctl(fd, SIOCACCIO, &a) < 0)
+	if (accio_row_open(&r->row, fd, 0, 0, 0) < 0)
 		return -1;
-	r->regs = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, a.fd, 0);
-	if (r->regs == MAP_FAILED)
-		return -1;
-	r->rx = raw_ring(a.fd, a.rx_offset, a.rx_bytes);
-	r->tx = raw_ring(a.fd, a.tx_offset, a.tx_bytes);
-	if (!r->rx || !r->tx)
-		return -1;
-	r->rx_mask = a.rx_bytes - 1;
-	r->tx_mask = a.tx_bytes - 1;
+	r->regs = r->row.regs;
+	r->rx = r->row.rx;
+	r->tx = r->row.tx;
+	r->rx_mask = r->row.rx_bytes - 1;
+	r->tx_mask = r->row.tx_bytes - 1;
 	r->rptr = r->regs[ACCIO_ROW_RX_RPTR / 8];
 	r->wptr = r->regs[ACCIO_ROW_TX_WPTR / 8];
 	return 0;
@@ -694,12 +675,13 @@ static size_t raw_round_trip(struct raw *r, const uint64_t *tx, uint64_t *rx,
 {
 	uint64_t *d = (uint64_t *)(r->tx + (r->wptr & r->tx_mask));
 	const uint64_t *w;
+	struct rec_rx h;
 	size_t i, len;
 
-	d[0] = size;		/* length; port and address 0: the connected peer */
+	rec_tx_encode((uint8_t *)d, size, 0, 0);	/* to the connected peer */
 	for (i = 0; i < size / 8; i++)
-		d[1 + i] = tx[i];
-	r->wptr += ACCIO_TX_HDR + size;
+		d[ACCIO_TX_HDR / 8 + i] = tx[i];
+	r->wptr += rec_tx_bytes(size);
 #if defined(__riscv)
 	__asm__ volatile("fence w,o" ::: "memory");
 #endif
@@ -714,11 +696,12 @@ static size_t raw_round_trip(struct raw *r, const uint64_t *tx, uint64_t *rx,
 	__asm__ volatile(".4byte 0x00402013\n\tfence i,r" ::: "memory");
 #endif
 	w = (const uint64_t *)(r->rx + (r->rptr & r->rx_mask));
-	len = (uint16_t)w[0];
-	*rx_hw = w[1];
+	rec_rx_decode((const uint8_t *)w, &h);
+	len = h.len;
+	*rx_hw = h.tstamp;
 	for (i = 0; i < (len + 7) / 8; i++)
-		rx[i] = w[2 + i];
-	r->rptr += (ACCIO_RX_HDR + len + 7) & ~7ull;
+		rx[i] = w[ACCIO_RX_HDR / 8 + i];
+	r->rptr += rec_rx_bytes(len);
 	r->regs[ACCIO_ROW_RX_RPTR / 8] = r->rptr;
 	return len;
 }

@@ -32,6 +32,7 @@ PKGS=(
 	device-tree-compiler linux-source-6.1 dpkg-dev fakeroot
 	verilator iproute2 opensbi python3-pip maven openjdk-17-jdk-headless
 	sockperf clang-14 libclang-rt-14-dev openmpi-bin libopenmpi-dev
+	groff-base
 )
 
 missing=()

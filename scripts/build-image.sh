@@ -142,6 +142,10 @@ if [ "$rc" = 0 ]; then
 else
 	echo "Debian's archive is unavailable: no verbs provider" > "$B/verbs-unavailable"
 fi
+# libaccio's manual pages (accio(7), accio_wait(2), accio_*(3)) in
+# /usr/share/man/man{2,3,7}; after the Debian layer, whose cache key is the
+# set of paths the image had when it was asked for.
+make -s -C "$ROOT/libaccio" install-man DESTDIR="$R"
 # the same archive from any checkout and any day: fixed times
 find "$R" -exec touch -h -d @0 {} +
 (cd "$R" && find . -print0 | LC_ALL=C sort -z | \

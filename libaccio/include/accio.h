@@ -12,7 +12,7 @@
  * and rings mapped into the process. Whatever the engine cannot carry
  * (other protocols, datagrams over 1472 bytes, destinations behind another
  * next hop, more sockets than ICT rows) goes through the kernel socket,
- * transparently. See accio(7) in libaccio/README.md.
+ * transparently. See accio(7).
  *
  * Environment:
  *   ACCIO_ACCEL=all|none|PORT[,PORT...]  which UDP sockets to accelerate

@@ -37,47 +37,23 @@
 
 static void conn_unmap(struct conn *c)
 {
-	if (c->regs)
-		munmap((void *)c->regs, 4096);
-	if (c->rx)
-		munmap(c->rx, 2 * c->rx_bytes);
-	if (c->tx)
-		munmap(c->tx, 2 * c->tx_bytes);
-	if (c->rowfd >= 0) {
-		fd_mark_rowfd(c->rowfd, 0);
-		syscall(SYS_close, c->rowfd);
-	}
+	if (c->r.fd >= 0)
+		fd_mark_rowfd(c->r.fd, 0);
+	accio_row_close(&c->r);
 }
 
 void stats_fill(struct conn *c, struct accio_stats *st)
 {
 	*st = *c->st;
-	st->row = c->row;
-	st->owner_asid = c->regs[ACCIO_ROW_OWNER_ASID / 8];
-	st->rx_pkts = c->regs[ACCIO_ROW_RX_PKTS / 8];
-	st->rx_bytes = c->regs[ACCIO_ROW_RX_BYTES / 8];
-	st->rx_drops = c->regs[ACCIO_ROW_RX_DROPS / 8];
-	st->tx_pkts = c->regs[ACCIO_ROW_TX_PKTS / 8];
-	st->tx_bytes = c->regs[ACCIO_ROW_TX_BYTES / 8];
-	st->tx_errors = c->regs[ACCIO_ROW_TX_ERRORS / 8];
-	st->prot_faults = c->regs[ACCIO_ROW_PROT_FAULTS / 8];
-}
-
-static uint8_t *map_ring(int rowfd, uint64_t off, uint32_t size)
-{
-	uint8_t *base = mmap(NULL, 2 * (size_t)size, PROT_NONE,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (base == MAP_FAILED)
-		return NULL;
-	if (mmap(base, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-		 rowfd, off) == MAP_FAILED ||
-	    mmap(base + size, size, PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_FIXED, rowfd, off) == MAP_FAILED) {
-		munmap(base, 2 * (size_t)size);
-		return NULL;
-	}
-	return base;
+	st->row = c->r.index;
+	st->owner_asid = c->r.regs[ACCIO_ROW_OWNER_ASID / 8];
+	st->rx_pkts = c->r.regs[ACCIO_ROW_RX_PKTS / 8];
+	st->rx_bytes = c->r.regs[ACCIO_ROW_RX_BYTES / 8];
+	st->rx_drops = c->r.regs[ACCIO_ROW_RX_DROPS / 8];
+	st->tx_pkts = c->r.regs[ACCIO_ROW_TX_PKTS / 8];
+	st->tx_bytes = c->r.regs[ACCIO_ROW_TX_BYTES / 8];
+	st->tx_errors = c->r.regs[ACCIO_ROW_TX_ERRORS / 8];
+	st->prot_faults = c->r.regs[ACCIO_ROW_PROT_FAULTS / 8];
 }
 
 /*
@@ -109,8 +85,8 @@ static int ifindex_of(int fd, uint32_t ip)
  */
 static uint32_t ring_bytes(int buf)
 {
-	if (accio_ring_bytes)
-		return accio_ring_bytes;
+	if (accio_cfg.ring_bytes)
+		return accio_cfg.ring_bytes;
 	return buf ? ring_size_for(buf) : 0;
 }
 
@@ -126,50 +102,29 @@ static int socket_readable(int fd)
 /* Hand a bound UDP socket to the uncore. Table lock held. */
 int conn_create(struct sock *s)
 {
-	struct accio_accel a;
-	struct conn *c;
-	void *p;
+	struct conn *c = calloc(1, sizeof(*c));
 
-	memset(&a, 0, sizeof(a));
-	a.version = ACCIO_UAPI_VERSION;
-	a.rx_bytes = ring_bytes(s->rcvbuf);
-	a.tx_bytes = ring_bytes(s->sndbuf);
-	if (syscall(SYS_ioctl, s->fd, SIOCACCIO, &a) < 0)
-		return -1;
-	c = calloc(1, sizeof(*c));
 	if (!c) {
-		syscall(SYS_close, a.fd);
 		errno = ENOMEM;
 		return -1;
 	}
+	if (accio_row_open(&c->r, s->fd, 0, ring_bytes(s->rcvbuf),
+			   ring_bytes(s->sndbuf)) < 0) {
+		free(c);
+		return -1;
+	}
 	c->sock = s;
-	c->rowfd = a.fd;
-	c->rx_bytes = a.rx_bytes;
-	c->tx_bytes = a.tx_bytes;
-	c->row = a.row;
-	c->rip = a.remote_ip;
-	c->rport = a.remote_port;
-	c->lip = a.local_ip;
-	c->lport = a.local_port;
-	c->ifindex = ifindex_of(s->fd, a.local_ip);
+	c->ifindex = ifindex_of(s->fd, c->r.local_ip);
 	c->row_bits = s->row_bits;
 	c->st = &c->own_st;
 	c->slot = -1;
-	fd_mark_rowfd(a.fd, 1);
+	fd_mark_rowfd(c->r.fd, 1);
 	rlock_init(&c->rx_lock);
 	rlock_init(&c->tx_lock);
-	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, a.fd, 0);
-	if (p == MAP_FAILED)
-		goto fail;
-	c->regs = p;
-	c->rx = map_ring(a.fd, a.rx_offset, a.rx_bytes);
-	c->tx = map_ring(a.fd, a.tx_offset, a.tx_bytes);
-	if (!c->rx || !c->tx)
-		goto fail;
-	c->rx_rptr = c->regs[ACCIO_ROW_RX_RPTR / 8];
-	c->tx_wptr = c->regs[ACCIO_ROW_TX_WPTR / 8];
-	c->tx_rptr_seen = c->regs[ACCIO_ROW_TX_RPTR / 8];
-	c->win_next = c->regs[ACCIO_ROW_MMIO_TX_NEXT / 8];
+	c->rx_rptr = c->r.regs[ACCIO_ROW_RX_RPTR / 8];
+	c->tx_wptr = c->r.regs[ACCIO_ROW_TX_WPTR / 8];
+	c->tx_rptr_seen = c->r.regs[ACCIO_ROW_TX_RPTR / 8];
+	c->win_next = c->r.regs[ACCIO_ROW_MMIO_TX_NEXT / 8];
 	/*
 	 * Datagrams that reached the socket before the row existed (or that
 	 * an earlier row handed back) are older than any in the ring: they
@@ -179,12 +134,8 @@ int conn_create(struct sock *s)
 	c->backlog = socket_readable(s->fd);
 	stats_attach(c, s->fd);
 	__atomic_store_n(&s->conn, c, __ATOMIC_RELEASE);
-	epoll_migrate(s, c->rowfd);
+	epoll_migrate(s, c->r.fd);
 	return 0;
-fail:
-	conn_unmap(c);
-	free(c);
-	return -1;
 }
 
 /* Bind to an ephemeral port if the socket has none yet. */
@@ -343,17 +294,13 @@ void conn_release(struct sock *s, int closing)
 	rlock_take(&c->tx_lock);
 	free(c->bounce);
 	c->bounce = NULL;
-	if (c->tx_wptr != c->regs[ACCIO_ROW_TX_RPTR / 8]) {
-		struct accio_wait w = { .dir = ACCIO_WAIT_TX,
-					.need = c->tx_bytes, .timeout_ms = 1000 };
-
-		syscall(SYS_ioctl, c->rowfd, ACCIO_IOC_WAIT, &w);
-	}
-	if (accio_print_stats)
+	if (c->tx_wptr != c->r.regs[ACCIO_ROW_TX_RPTR / 8])
+		accio_row_wait(c->r.fd, ACCIO_WAIT_TX, c->r.tx_bytes, 1000);
+	if (accio_cfg.print_stats)
 		stats_print(c, s->fd);
 	stats_detach(c);
 	if (!closing)
-		epoll_restore(s, c->rowfd);
+		epoll_restore(s, c->r.fd);
 	conn_unmap(c);
 	c->dead = 1;
 	rlock_release(&c->tx_lock);
@@ -443,49 +390,6 @@ uint64_t deadline_of(int timeo_ms)
 }
 
 /*
- * The one system call of a blocking round trip: accio_wait(2), the row's
- * wait with its arguments in registers (no ioctl dispatch, no copies);
- * ACCIO_IOC_WAIT on a kernel without it. On riscv64 the call is made
- * inline: the C library's variadic syscall() costs about thirty
- * instructions a call. Returns ACCIO_READY_* or -1 with errno.
- */
-static int wait_by_ioctl;
-
-static long row_wait(int fd, int dir, uint32_t need, int timeout_ms)
-{
-	struct accio_wait w = { .dir = dir, .need = need, .timeout_ms = timeout_ms };
-	long r;
-
-	if (!wait_by_ioctl) {
-#if defined(__riscv) && __riscv_xlen == 64
-		register long a0 __asm__("a0") = fd;
-		register long a1 __asm__("a1") = dir;
-		register long a2 __asm__("a2") = need;
-		register long a3 __asm__("a3") = timeout_ms;
-		register long a7 __asm__("a7") = __NR_accio_wait;
-
-		__asm__ volatile("ecall" : "+r"(a0) : "r"(a1), "r"(a2), "r"(a3), "r"(a7)
-				 : "memory");
-		r = a0;
-#else
-		r = syscall(__NR_accio_wait, fd, dir, need, timeout_ms);
-		if (r < 0)
-			r = -errno;
-#endif
-		if (r >= 0)
-			return r;
-		if (r != -ENOSYS) {
-			errno = (int)-r;
-			return -1;
-		}
-		wait_by_ioctl = 1;
-	}
-	if (syscall(SYS_ioctl, fd, ACCIO_IOC_WAIT, &w) < 0)
-		return -1;
-	return w.ready;
-}
-
-/*
  * Sleep in the kernel until a side is ready or the deadline passes (the
  * socket's SO_RCVTIMEO/SO_SNDTIMEO); returns ACCIO_READY_* or -1 (EAGAIN
  * at the deadline, EINTR for a signal when a timeout is set, as Linux).
@@ -504,7 +408,7 @@ int conn_wait(struct conn *c, int dir, uint32_t need, uint64_t deadline)
 		timeout_ms = now >= deadline ? 0 : (int)((deadline - now + 999) / 1000);
 	}
 	c->st->waits++;
-	return row_wait(c->rowfd, dir, need, timeout_ms);
+	return accio_row_wait(c->r.fd, dir, need, timeout_ms);
 }
 
 /* Buffers in the first page are never valid: EFAULT, as from the kernel. */
@@ -520,7 +424,7 @@ static int bad_iov(const struct iovec *iov, int iovcnt)
 
 int rx_empty(struct conn *c)
 {
-	return c->regs[ACCIO_ROW_RX_WPTR / 8] == c->rx_rptr;
+	return c->r.regs[ACCIO_ROW_RX_WPTR / 8] == c->rx_rptr;
 }
 
 /* ---- transmit timestamps ---------------------------------------------- */
@@ -551,9 +455,9 @@ static int tx_stamp_read(struct conn *c, uint64_t seq, uint64_t *ns)
 	int tries;
 
 	for (tries = 0; tries < 4; tries++) {
-		a = c->regs[ACCIO_ROW_TX_PKTS / 8];
-		*ns = c->regs[ACCIO_ROW_TX_TSTAMP / 8];
-		b = c->regs[ACCIO_ROW_TX_PKTS / 8];
+		a = c->r.regs[ACCIO_ROW_TX_PKTS / 8];
+		*ns = c->r.regs[ACCIO_ROW_TX_TSTAMP / 8];
+		b = c->r.regs[ACCIO_ROW_TX_PKTS / 8];
 		if (a != b)
 			continue;
 		return a == seq ? 1 : a < seq ? 0 : -1;
@@ -750,8 +654,8 @@ static __attribute__((noinline)) void put_cmsgs(struct conn *c, struct msghdr *m
 		/* a row receives only datagrams to its address, on its NIC */
 		struct in_pktinfo pi = {
 			.ipi_ifindex = c->ifindex,
-			.ipi_spec_dst.s_addr = c->lip,
-			.ipi_addr.s_addr = c->lip,
+			.ipi_spec_dst.s_addr = c->r.local_ip,
+			.ipi_addr.s_addr = c->r.local_ip,
 		};
 
 		cm_put(&o, SOL_IP, IP_PKTINFO, &pi, sizeof(pi));
@@ -759,8 +663,8 @@ static __attribute__((noinline)) void put_cmsgs(struct conn *c, struct msghdr *m
 	if (rxcm & RXCM_ORIGDST) {
 		struct sockaddr_in sa = {
 			.sin_family = AF_INET,
-			.sin_port = c->lport,
-			.sin_addr.s_addr = c->lip,
+			.sin_port = c->r.local_port,
+			.sin_addr.s_addr = c->r.local_ip,
 		};
 
 		cm_put(&o, SOL_IP, IP_ORIGDSTADDR, &sa, sizeof(sa));
@@ -874,6 +778,7 @@ static inline void copy_payload(void *dst, const void *src, size_t len)
 static ssize_t ring_recv(struct conn *c, struct rx_args *a)
 {
 	uint8_t hdr[ACCIO_RX_HDR] HDR_ALIGN;
+	struct rec_rx h;
 	uint16_t len, sport;
 	uint32_t sip;
 	uint64_t ts, ptr;
@@ -881,17 +786,18 @@ static ssize_t ring_recv(struct conn *c, struct rx_args *a)
 	int i;
 
 	rmb_io();
-	ring_read_hdr(c->rx, c->rx_bytes, c->rx_rptr, hdr, sizeof(hdr));
-	memcpy(&len, hdr, 2);
-	memcpy(&sport, hdr + 2, 2);
-	memcpy(&sip, hdr + 4, 4);
-	memcpy(&ts, hdr + 8, 8);
+	ring_read_hdr(c->r.rx, c->r.rx_bytes, c->rx_rptr, hdr, sizeof(hdr));
+	rec_rx_decode(hdr, &h);
+	len = h.len;
+	sport = h.sport;
+	sip = h.sip;
+	ts = h.tstamp;
 	ptr = c->rx_rptr + ACCIO_RX_HDR;
 	if (bad_iov(a->iov, a->iovcnt)) {
 		/* the kernel drops a datagram it cannot copy out, too */
 		if (!(a->flags & MSG_PEEK)) {
-			c->rx_rptr += PAD8(ACCIO_RX_HDR + len);
-			c->regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
+			c->rx_rptr += rec_rx_bytes(len);
+			c->r.regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
 		}
 		errno = EFAULT;
 		return -1;
@@ -899,7 +805,7 @@ static ssize_t ring_recv(struct conn *c, struct rx_args *a)
 	for (i = 0; i < a->iovcnt && done < len; i++) {
 		n = a->iov[i].iov_len < len - done ? a->iov[i].iov_len : len - done;
 		copy_payload(a->iov[i].iov_base,
-			     c->rx + ((ptr + done) & (c->rx_bytes - 1)), n);
+			     c->r.rx + ((ptr + done) & (c->r.rx_bytes - 1)), n);
 		done += n;
 	}
 	if (a->from && a->fromlen) {
@@ -918,8 +824,8 @@ static ssize_t ring_recv(struct conn *c, struct rx_args *a)
 		put_tstamp(c, a->msg, ts);
 	}
 	if (!(a->flags & MSG_PEEK)) {
-		c->rx_rptr += PAD8(ACCIO_RX_HDR + len);
-		c->regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
+		c->rx_rptr += rec_rx_bytes(len);
+		c->r.regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
 		c->st->rx_ring++;
 	}
 	return (a->flags & MSG_TRUNC) ? len : done;
@@ -937,9 +843,9 @@ static int auto_spin_us(struct conn *c)
 {
 	int avg = (int)c->wait_avg_us;	/* at most 1e6 */
 
-	if (!accio_spin_auto || !avg || avg > accio_spin_auto)
+	if (!accio_cfg.spin_auto || !avg || avg > accio_cfg.spin_auto)
 		return 0;
-	return 2 * avg < accio_spin_auto ? 2 * avg : accio_spin_auto;
+	return 2 * avg < accio_cfg.spin_auto ? 2 * avg : accio_cfg.spin_auto;
 }
 
 /* A receive waited us microseconds for its datagram. */
@@ -954,7 +860,7 @@ static inline void auto_learn(struct conn *c, uint64_t us)
 
 static void auto_spin_learn(struct conn *c, uint64_t from)
 {
-	if (accio_spin_auto && from)
+	if (accio_cfg.spin_auto && from)
 		auto_learn(c, spin_clock_us() - from);
 }
 
@@ -999,7 +905,7 @@ static __attribute__((noinline)) ssize_t recv_general(struct conn *c, struct rx_
 		if (c->zc_rx) {
 			/* a zero-copy datagram is held: the next one is after it */
 			c->rx_rptr += c->zc_rx;
-			c->regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
+			c->r.regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
 			c->zc_rx = 0;
 		}
 		if (c->backlog) {
@@ -1022,9 +928,9 @@ static __attribute__((noinline)) ssize_t recv_general(struct conn *c, struct rx_
 			n = kernel_recv(c, a, a->flags | MSG_DONTWAIT);
 			goto out;
 		}
-		if (accio_spin_auto && !wait_from)
+		if (accio_cfg.spin_auto && !wait_from)
 			wait_from = spin_clock_us();
-		spin = accio_spin_us > 0 ? accio_spin_us : auto_spin_us(c);
+		spin = accio_cfg.spin_us > 0 ? accio_cfg.spin_us : auto_spin_us(c);
 		if (spin > 0) {
 			uint64_t end = spin_clock_us() + spin;
 
@@ -1132,6 +1038,7 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 	uint32_t sip, mask;
 	size_t n, want;
 	uint8_t *rec;
+	struct rec_rx h;
 	int free = 0;
 
 	if ((a->flags & (MSG_OOB | MSG_ERRQUEUE)) || a->iovcnt != 1 ||
@@ -1142,12 +1049,12 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 		return recv_unlock_general(c, a);
 	/* under the lock: another thread may have taken a datagram meanwhile */
 	rptr = c->rx_rptr;
-	wptr = c->regs[ACCIO_ROW_RX_WPTR / 8];
+	wptr = c->r.regs[ACCIO_ROW_RX_WPTR / 8];
 	if (wptr == rptr) {
 		if (c->kernel_pending || c->sock->nonblock || (a->flags & MSG_DONTWAIT) ||
-		    ((accio_spin_us > 0 || accio_spin_auto) && tb_khz <= 1))
+		    ((accio_cfg.spin_us > 0 || accio_cfg.spin_auto) && tb_khz <= 1))
 			return recv_unlock_general(c, a);
-		if (accio_spin_us <= 0 && !accio_spin_auto)
+		if (accio_cfg.spin_us <= 0 && !accio_cfg.spin_auto)
 			return recv_sleep(c, a);		/* lock held */
 #if defined(__riscv)
 		__asm__ volatile("rdtime %0" : "=r"(now));
@@ -1156,10 +1063,10 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 #endif
 		from = now;
 		/* auto: the budget learnt, 0 (sleep at once) when none */
-		end = now + (uint64_t)(accio_spin_auto ? auto_spin_us(c) : accio_spin_us) *
+		end = now + (uint64_t)(accio_cfg.spin_auto ? auto_spin_us(c) : accio_cfg.spin_us) *
 			    tb_khz / 1000;
 		spin_begin();
-		while ((wptr = c->regs[ACCIO_ROW_RX_WPTR / 8]) == rptr) {
+		while ((wptr = c->r.regs[ACCIO_ROW_RX_WPTR / 8]) == rptr) {
 #if defined(__riscv)
 			__asm__ volatile("rdtime %0" : "=r"(now));
 #endif
@@ -1168,29 +1075,29 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 		}
 		spin_end();
 		if (wptr == rptr) {
-			if (!accio_spin_auto)
+			if (!accio_cfg.spin_auto)
 				return recv_sleep(c, a);	/* spun enough */
 			/* the sleep's general path learns from the same start */
 			c->rx_wait_from = from * 1000 / tb_khz;
 			return recv_general(c, a, 1);
 		}
-		if (accio_spin_auto)
+		if (accio_cfg.spin_auto)
 			auto_learn(c, (now - from) * 1000 / tb_khz);
 	}
 	rmb_io();
-	mask = c->rx_bytes - 1;
-	rec = c->rx + (rptr & mask);
-	w0 = *(const uint64_t *)__builtin_assume_aligned(rec, 8);
-	ts = *(const uint64_t *)__builtin_assume_aligned(rec + 8, 8);
-	len = w0;
-	sport = w0 >> 16;
-	sip = w0 >> 32;
+	mask = c->r.rx_bytes - 1;
+	rec = c->r.rx + (rptr & mask);
+	rec_rx_decode(rec, &h);
+	len = h.len;
+	sport = h.sport;
+	sip = h.sip;
+	ts = h.tstamp;
 	d = a->iov[0].iov_base;
 	want = a->iov[0].iov_len;
 	if ((uintptr_t)d < 4096 || ((uintptr_t)d & 7))
 		return recv_unlock_general(c, a);	/* EFAULT or memcpy there */
 	n = want < len ? want : len;
-	w = __builtin_assume_aligned(c->rx + ((rptr + ACCIO_RX_HDR) & mask), 8);
+	w = __builtin_assume_aligned(c->r.rx + ((rptr + ACCIO_RX_HDR) & mask), 8);
 	sz = copy_words(&d, &w, n);
 	if (sz) {
 		uint8_t *db = (uint8_t *)d;
@@ -1230,8 +1137,8 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 		put_tstamp(c, msg, ts);
 	}
 	if (!(a->flags & MSG_PEEK)) {
-		c->rx_rptr = rptr + PAD8(ACCIO_RX_HDR + len);
-		c->regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
+		c->rx_rptr = rptr + rec_rx_bytes(len);
+		c->r.regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
 		c->st->rx_ring++;
 	}
 	if (__atomic_exchange_n(&c->rx_lock.v, 0, __ATOMIC_RELEASE) == 2)
@@ -1247,12 +1154,12 @@ int dest_ok(struct conn *c, uint32_t ip)
 	struct accio_route r = { .ip = ip };
 	int i, state;
 
-	if (!ip || ip == c->rip)
-		return !!c->rip || ip;
+	if (!ip || ip == c->r.remote_ip)
+		return !!c->r.remote_ip || ip;
 	for (i = 0; i < NDEST; i++)
 		if (c->dests[i].state != DEST_FREE && c->dests[i].ip == ip)
 			return c->dests[i].state == DEST_OK;
-	state = syscall(SYS_ioctl, c->rowfd, ACCIO_IOC_ROUTE, &r) == 0 ?
+	state = syscall(SYS_ioctl, c->r.fd, ACCIO_IOC_ROUTE, &r) == 0 ?
 		DEST_OK : DEST_KERNEL;
 	for (i = 0; i < NDEST; i++) {
 		if (c->dests[i].state == DEST_FREE) {
@@ -1271,7 +1178,7 @@ int dest_ok(struct conn *c, uint32_t ip)
 
 static uint64_t tx_used(struct conn *c)
 {
-	c->tx_rptr_seen = c->regs[ACCIO_ROW_TX_RPTR / 8];
+	c->tx_rptr_seen = c->r.regs[ACCIO_ROW_TX_RPTR / 8];
 	return c->tx_wptr - c->tx_rptr_seen;
 }
 
@@ -1279,23 +1186,26 @@ static uint64_t tx_used(struct conn *c)
 int tx_room(struct conn *c, uint32_t rec, int nonblock)
 {
 	uint64_t deadline;
+	int spun = 0;
 
 	/* the engine's read pointer only moves forward: the last one seen */
-	if (c->tx_wptr + rec - c->tx_rptr_seen <= c->tx_bytes)
+	if (c->tx_wptr + rec - c->tx_rptr_seen <= c->r.tx_bytes)
 		return 0;
 	deadline = deadline_of(c->sock->sndtimeo);
-	while (tx_used(c) + rec > c->tx_bytes) {
+	while (tx_used(c) + rec > c->r.tx_bytes) {
 		if (nonblock) {
 			errno = EAGAIN;
 			return -1;
 		}
-		if (accio_spin_us > 0) {
-			uint64_t end = spin_clock_us() + accio_spin_us;
+		/* spin once, up to ACCIO_SPIN_US, then sleep */
+		if (accio_cfg.spin_us > 0 && !spun) {
+			uint64_t end = spin_clock_us() + accio_cfg.spin_us;
 
 			spin_begin();
-			while (tx_used(c) + rec > c->tx_bytes && spin_clock_us() < end)
+			while (tx_used(c) + rec > c->r.tx_bytes && spin_clock_us() < end)
 				;
 			spin_end();
+			spun = 1;
 			continue;
 		}
 		if (conn_wait(c, ACCIO_WAIT_TX, rec, deadline) < 0)
@@ -1308,8 +1218,8 @@ void tx_publish(struct conn *c, uint32_t rec)
 {
 	c->tx_wptr += rec;
 	wmb_io();
-	c->regs[ACCIO_ROW_TX_WPTR / 8] = c->tx_wptr;
-	c->regs[ACCIO_ROW_DOORBELL / 8] = 1;
+	c->r.regs[ACCIO_ROW_TX_WPTR / 8] = c->tx_wptr;
+	c->r.regs[ACCIO_ROW_DOORBELL / 8] = 1;
 }
 
 /* A record of rec bytes is in the ring: publish it, count it, unlock. */
@@ -1322,23 +1232,13 @@ static ssize_t tx_done(struct conn *c, uint32_t rec, size_t len)
 	return len;
 }
 
-void make_txhdr(uint8_t *hdr, size_t len, uint32_t ip, uint16_t port)
-{
-	uint16_t l = len, p = be16toh(port);
-	uint32_t d = be32toh(ip);
-
-	memcpy(hdr, &l, 2);
-	memcpy(hdr + 2, &p, 2);
-	memcpy(hdr + 4, &d, 4);
-}
-
 /* Direct MMIO transmit: 8-byte stores into the row's window. */
 static void mmio_send(struct conn *c, const uint8_t *hdr,
 		      const struct iovec *iov, int iovcnt, size_t len)
 {
 	uint8_t buf[WIN_BYTES];
-	uint32_t rec = PAD8(ACCIO_TX_HDR + len), i;
-	volatile uint64_t *win = c->regs + ACCIO_ROW_MMIO_TX / 8;
+	uint32_t rec = rec_tx_bytes(len), i;
+	volatile uint64_t *win = c->r.regs + ACCIO_ROW_MMIO_TX / 8;
 	size_t done = 0;
 	uint64_t w;
 	int k;
@@ -1390,7 +1290,7 @@ static int tx_cmsgs_ok(struct conn *c, const struct msghdr *m)
 			return 0;
 		memcpy(&pi, p + CMSG_LEN(0), sizeof(pi));
 		if ((pi.ipi_ifindex && pi.ipi_ifindex != c->ifindex) ||
-		    (pi.ipi_spec_dst.s_addr && pi.ipi_spec_dst.s_addr != c->lip))
+		    (pi.ipi_spec_dst.s_addr && pi.ipi_spec_dst.s_addr != c->r.local_ip))
 			return 0;
 		if (CMSG_ALIGN(h.cmsg_len) >= (size_t)(end - p))
 			break;
@@ -1425,7 +1325,7 @@ ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 		if (!port || !dest_ok(c, ip))
 			return kernel_send(c, fd, m, flags);
 	} else {
-		if (!c->rip) {
+		if (!c->r.remote_ip) {
 			errno = EDESTADDRREQ;
 			return -1;
 		}
@@ -1433,14 +1333,14 @@ ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 		port = 0;
 	}
 	nonblock = c->sock->nonblock || (flags & MSG_DONTWAIT);
-	make_txhdr(hdr, len, ip, port);
-	rec = PAD8(ACCIO_TX_HDR + len);
+	rec_tx_encode(hdr, len, ip, port);
+	rec = rec_tx_bytes(len);
 	rlock_take(&c->tx_lock);
 	if (c->dead) {
 		rlock_release(&c->tx_lock);
 		return sys_sendmsg(fd, m, flags);
 	}
-	if ((int)len <= accio_mmio_max) {
+	if ((int)len <= accio_cfg.mmio_max) {
 		mmio_send(c, hdr, m->msg_iov, m->msg_iovlen, len);
 		tx_stamp_want(c);
 		rlock_release(&c->tx_lock);
@@ -1450,9 +1350,9 @@ ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 		rlock_release(&c->tx_lock);
 		return -1;
 	}
-	ring_write_hdr(c->tx, c->tx_bytes, c->tx_wptr, hdr, ACCIO_TX_HDR);
+	ring_write_hdr(c->r.tx, c->r.tx_bytes, c->tx_wptr, hdr, ACCIO_TX_HDR);
 	for (i = 0; i < (int)m->msg_iovlen; i++) {
-		ring_write(c->tx, c->tx_bytes, c->tx_wptr + ACCIO_TX_HDR + done,
+		ring_write(c->r.tx, c->r.tx_bytes, c->tx_wptr + ACCIO_TX_HDR + done,
 			   m->msg_iov[i].iov_base, m->msg_iov[i].iov_len);
 		done += m->msg_iov[i].iov_len;
 	}
@@ -1492,25 +1392,25 @@ send_unlock_general(struct conn *c, int fd, const void *buf, size_t len, int fla
 ssize_t conn_send(struct conn *c, int fd, const void *buf, size_t len, int flags,
 		  const struct sockaddr *to, socklen_t tolen)
 {
-	uint32_t rec = PAD8(ACCIO_TX_HDR + len), mask;
+	uint32_t rec = rec_tx_bytes(len), mask;
 	uint64_t *d, w0, wptr;
 	const uint64_t *w;
 	size_t n;
 	int free = 0;
 
-	if ((flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL)) || to || !c->rip ||
-	    len > ACCIO_MAX_PAYLOAD || (int)len <= accio_mmio_max ||
+	if ((flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL)) || to || !c->r.remote_ip ||
+	    len > ACCIO_MAX_PAYLOAD || (int)len <= accio_cfg.mmio_max ||
 	    ((uintptr_t)buf & 7) || (len && (uintptr_t)buf < 4096) ||
 	    !__atomic_compare_exchange_n(&c->tx_lock.v, &free, 1, 0,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return send_general(c, fd, buf, len, flags, to, tolen);
 	wptr = c->tx_wptr;
-	if (c->dead || wptr + rec - c->tx_rptr_seen > c->tx_bytes)
+	if (c->dead || wptr + rec - c->tx_rptr_seen > c->r.tx_bytes)
 		return send_unlock_general(c, fd, buf, len, flags, to, tolen);
-	mask = c->tx_bytes - 1;
-	/* the header: length, then port and address 0 (the connected peer) */
-	*(uint64_t *)__builtin_assume_aligned(c->tx + (wptr & mask), 8) = len;
-	d = __builtin_assume_aligned(c->tx + ((wptr + ACCIO_TX_HDR) & mask), 8);
+	mask = c->r.tx_bytes - 1;
+	/* the header: port and address 0, the connected peer */
+	rec_tx_encode(c->r.tx + (wptr & mask), len, 0, 0);
+	d = __builtin_assume_aligned(c->r.tx + ((wptr + ACCIO_TX_HDR) & mask), 8);
 	w = buf;
 	n = copy_words(&d, &w, len);
 	if (n) {

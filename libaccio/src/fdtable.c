@@ -285,7 +285,7 @@ static void fork_mark(struct sock *s)
 	if (s->kpath == ACCIO_KPATH_IPV6 || s->kpath >= ACCIO_KPATH_FIRST_OPTION)
 		return;		/* on the kernel path for its own reasons */
 	s->forked = 1;
-	if (accio_fork_mode == FORK_RELEASE) {
+	if (accio_cfg.fork_mode == FORK_RELEASE) {
 		s->kpath = ACCIO_KPATH_FORK;
 		s->tried = 1;
 	} else {
@@ -296,7 +296,7 @@ static void fork_mark(struct sock *s)
 
 static void fork_release(struct sock *s)
 {
-	if (s->explicit_accel || accio_fork_mode == FORK_KEEP)
+	if (s->explicit_accel || accio_cfg.fork_mode == FORK_KEEP)
 		return;		/* the parent keeps its row */
 	conn_release(s, 0);
 	fork_mark(s);
@@ -389,7 +389,7 @@ static void move_one(struct sock *s)
 	struct conn *c = s->conn;
 	int n;
 
-	if (!c || c->rowfd != move_from)
+	if (!c || c->r.fd != move_from)
 		return;
 	n = syscall(SYS_fcntl, move_from, F_DUPFD_CLOEXEC, 0);
 	if (n < 0)
@@ -398,7 +398,7 @@ static void move_one(struct sock *s)
 	fd_mark_rowfd(move_from, 0);
 	fd_mark_rowfd(n, 1);
 	syscall(SYS_close, move_from);
-	c->rowfd = n;
+	c->r.fd = n;
 	epoll_migrate(s, n);
 }
 

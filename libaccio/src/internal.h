@@ -12,8 +12,13 @@
  *   zerocopy.c   the zero-copy API of accio.h
  *   sockopt.c    socket options: those a row reproduces, and those that
  *                keep a socket on the kernel path
- *   policy.c     what to accelerate (environment), statistics and the
- *                per-process statistics file read by `accio stat`
+ *   policy.c     the library's start, what to accelerate, statistics and
+ *                the per-process statistics file read by `accio stat`
+ *
+ * and the bottom layer, which calls none of them:
+ *
+ *   row.c        one ICT row: SIOCACCIO, mappings, records, the wait
+ *   config.c     the settings from the environment
  */
 #ifndef ACCIO_INTERNAL_H
 #define ACCIO_INTERNAL_H
@@ -27,10 +32,11 @@
 #include <sys/uio.h>
 
 #include "accio.h"
+#include "config.h"
+#include "row.h"
 #include "statfile.h"
 
 #define NDEST		16
-#define PAD8(x)		(((x) + 7u) & ~7u)
 #define WIN_BYTES	ACCIO_ROW_MMIO_TX_BYTES
 #define HIDDEN		__attribute__((visibility("hidden")))
 
@@ -75,20 +81,15 @@ static inline void rlock_release(struct rlock *l)
 
 struct sock;
 
-/* An accelerated socket: its row, mapped registers and rings. */
+/*
+ * An accelerated socket: its row (registers, rings; the row's remote
+ * endpoint is the connected peer, 0: none) and the state of its paths.
+ */
 struct conn {
+	struct accio_row r;
 	struct sock *sock;	/* the socket it serves */
-	int rowfd;
-	volatile uint64_t *regs;
-	uint8_t *rx, *tx;
-	uint32_t rx_bytes, tx_bytes;
 	uint64_t rx_rptr, tx_wptr, win_next;
 	uint64_t tx_rptr_seen;	/* TX_RPTR when last read: the engine is at least there */
-	uint32_t rip;		/* connected peer, network order; 0: none */
-	uint16_t rport;
-	uint32_t lip;		/* the row's local address, network order */
-	uint16_t lport;		/* its port, network order */
-	uint32_t row;
 	int ifindex;		/* the interface of lip, 0: unknown */
 	int row_bits;		/* the socket's ROW_* when the row was made */
 	int kernel_pending;	/* the kernel socket may hold datagrams */
@@ -265,7 +266,6 @@ HIDDEN int tx_room(struct conn *c, uint32_t rec, int nonblock);
 HIDDEN void tx_publish(struct conn *c, uint32_t rec);
 HIDDEN void tx_stamp_want(struct conn *c);
 HIDDEN int dest_ok(struct conn *c, uint32_t ip);
-HIDDEN void make_txhdr(uint8_t *hdr, size_t len, uint32_t ip, uint16_t port);
 /*
  * The rings are mapped twice in a row: a record never needs splitting.
  * Inline, so that a record header's fixed-size copy is a few loads and
@@ -353,11 +353,6 @@ HIDDEN void epoll_forget(int fd);
 /* ---- policy.c ---- */
 HIDDEN void lib_init(void);
 HIDDEN int policy_wants(uint16_t lport, uint16_t rport);
-HIDDEN extern int accio_spin_us, accio_mmio_max, accio_fork_mode, accio_print_stats;
-enum { FORK_READER, FORK_RELEASE, FORK_KEEP };	/* ACCIO_FORK */
-HIDDEN extern int accio_spin_auto;	/* ACCIO_SPIN_US=auto[:MAX]: MAX, else 0 */
-#define ACCIO_SPIN_AUTO_MAX 50		/* us: Linux's busy-poll default too */
-HIDDEN extern unsigned int accio_ring_bytes;
 HIDDEN int uring_in_process(void);	/* table lock held */
 HIDDEN void stats_attach(struct conn *c, int fd);
 HIDDEN void stats_detach(struct conn *c);

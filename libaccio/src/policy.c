@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * What to accelerate (the environment), the library's start and exit, the
+ * What to accelerate (config.h: the environment), the library's start and exit, the
  * public calls of accio.h other than zero copy, and the per-process
  * statistics file (statfile.h) that `accio stat` reads.
  */
@@ -19,95 +19,16 @@
 #include "internal.h"
 #include "statfile.h"
 
-int accio_spin_us, accio_mmio_max, accio_fork_mode, accio_print_stats;
-int accio_spin_auto;
-unsigned int accio_ring_bytes;
-
-static int policy_all, policy_none = 1;
-static uint16_t policy_ports[32];
-static int npolicy_ports;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-
-static void read_policy(const char *s)
-{
-	char *end;
-
-	policy_all = 0;
-	policy_none = 0;
-	npolicy_ports = 0;
-	if (!s || !strcmp(s, "none") || !*s) {
-		policy_none = 1;
-		return;
-	}
-	if (!strcmp(s, "all")) {
-		policy_all = 1;
-		return;
-	}
-	while (*s && npolicy_ports < 32) {
-		unsigned long p = strtoul(s, &end, 10);
-
-		if (end == s || p > 65535) {
-			fprintf(stderr, "libaccio: bad ACCIO_ACCEL port list\n");
-			policy_none = 1;
-			return;
-		}
-		policy_ports[npolicy_ports++] = p;
-		s = *end == ',' ? end + 1 : end;
-	}
-}
-
-/* ACCIO_SPIN_US: N microseconds, or auto[:MAX] (learnt per connection). */
-static void read_spin(const char *s)
-{
-	const char *num = s;
-	char *end;
-	long v;
-
-	accio_spin_us = 0;
-	accio_spin_auto = 0;
-	if (!s || !*s)
-		return;
-	if (!strncmp(s, "auto", 4) && (!s[4] || s[4] == ':'))
-		num = s[4] ? s + 5 : NULL;
-	v = num ? strtol(num, &end, 10) : ACCIO_SPIN_AUTO_MAX;
-	if (num && (end == num || *end || v < 0 || v > 10000000 || (num != s && !v))) {
-		fprintf(stderr, "libaccio: ACCIO_SPIN_US is microseconds, auto or "
-			"auto:MAX (MAX > 0); not spinning\n");
-		return;
-	}
-	if (num == s)
-		accio_spin_us = v;
-	else
-		accio_spin_auto = v;	/* spin while waits are short */
-}
 
 static void init(void)
 {
-	const char *s = getenv("ACCIO_ACCEL");
-
 #ifdef ACCIO_SHARED
-	read_policy(s ? s : "all");	/* preloaded into an unmodified binary */
+	const char *accel = "all";	/* preloaded into an unmodified binary */
 #else
-	read_policy(s ? s : "none");	/* linked in: the app opts in itself */
+	const char *accel = "none";	/* linked in: the app opts in itself */
 #endif
-	read_spin(getenv("ACCIO_SPIN_US"));
-	s = getenv("ACCIO_MMIO_TX_MAX");
-	accio_mmio_max = s ? atoi(s) : 0;
-	if (accio_mmio_max > WIN_BYTES - ACCIO_TX_HDR)
-		accio_mmio_max = WIN_BYTES - ACCIO_TX_HDR;
-	s = getenv("ACCIO_RING_BYTES");
-	accio_ring_bytes = s ? strtoul(s, NULL, 0) : 0;
-	s = getenv("ACCIO_STATS");
-	accio_print_stats = s && *s == '1';
-	s = getenv("ACCIO_FORK");
-	accio_fork_mode = !s || !*s || !strcmp(s, "reader") ? FORK_READER :
-			  !strcmp(s, "keep") ? FORK_KEEP :
-			  !strcmp(s, "release") ? FORK_RELEASE : -1;
-	if (accio_fork_mode < 0) {
-		fprintf(stderr, "libaccio: ACCIO_FORK is reader, release or keep; "
-			"using reader\n");
-		accio_fork_mode = FORK_READER;
-	}
+	config_read(&accio_cfg, getenv, accel, WIN_BYTES - ACCIO_TX_HDR);
 }
 
 void lib_init(void)
@@ -117,17 +38,8 @@ void lib_init(void)
 
 int policy_wants(uint16_t lport, uint16_t rport)
 {
-	int i;
-
 	lib_init();
-	if (policy_none)
-		return 0;
-	if (policy_all)
-		return 1;
-	for (i = 0; i < npolicy_ports; i++)
-		if (policy_ports[i] == lport || (rport && policy_ports[i] == rport))
-			return 1;
-	return 0;
+	return config_wants(&accio_cfg, lport, rport);
 }
 
 /* ---- the statistics file ---------------------------------------------- */
@@ -200,8 +112,8 @@ void stats_attach(struct conn *c, int fd)
 			return;
 		c->slot = i;
 		f->slot[i].st = *c->st;
-		f->slot[i].st.row = c->row;
-		f->slot[i].rowfd = c->rowfd;
+		f->slot[i].st.row = c->r.index;
+		f->slot[i].rowfd = c->r.fd;
 		f->slot[i].kpath = ACCIO_KPATH_ROW;
 		c->st = &f->slot[i].st;
 	}
@@ -254,7 +166,7 @@ void sock_kernel_done(struct sock *s)
 		return;
 	if (s->slot >= 0 && statfile)
 		st = statfile->slot[s->slot].st;
-	if (accio_print_stats && s->kpath > 0 && s->kpath < ACCIO_KPATH_N) {
+	if (accio_cfg.print_stats && s->kpath > 0 && s->kpath < ACCIO_KPATH_N) {
 		len = snprintf(line, sizeof(line),
 			       "accio: kernel-path fd=%d reason=%s rx_kernel=%llu tx_kernel=%llu\n",
 			       s->fd, names[s->kpath], (unsigned long long)st.rx_kernel,
@@ -484,7 +396,7 @@ __attribute__((constructor)) static void accio_ctor(void)
 {
 	lib_init();
 	if (wrong_libc()) {
-		read_policy("none");
+		config_accel(&accio_cfg, "none");
 		return;
 	}
 	register_atfork(fd_fork_prepare, fd_fork_parent, fd_fork_child);

@@ -460,7 +460,7 @@ int ioctl(int fd, int req, ...)
 		rlock_take(&c->rx_lock);
 		if (!c->dead && !c->zc_rx && !rx_empty(c)) {
 			rmb_io();
-			ring_read(c->rx, c->rx_bytes, c->rx_rptr, &len, 2);
+			ring_read(c->r.rx, c->r.rx_bytes, c->rx_rptr, &len, 2);
 			rlock_release(&c->rx_lock);
 			*(int *)arg = len;
 			return 0;

@@ -32,7 +32,7 @@ static int rowfd_of(int fd)
 {
 	struct conn *c = conn_of(fd);
 
-	return c ? c->rowfd : fd;
+	return c ? c->r.fd : fd;
 }
 
 /* poll and ppoll: the kernel waits on the row fds of accelerated sockets */

@@ -178,8 +178,8 @@ void sock_setopt(struct sock *s, int level, int name)
 	}
 	sock_check(s);
 	c = s->conn;
-	if (c && ((s->rcvbuf && c->rx_bytes < ring_size_for(s->rcvbuf)) ||
-		  (s->sndbuf && c->tx_bytes < ring_size_for(s->sndbuf)) ||
+	if (c && ((s->rcvbuf && c->r.rx_bytes < ring_size_for(s->rcvbuf)) ||
+		  (s->sndbuf && c->r.tx_bytes < ring_size_for(s->sndbuf)) ||
 		  c->row_bits != s->row_bits))
 		resize = 1;	/* the kernel programs a new row as it is now */
 	if (resize) {

@@ -25,7 +25,7 @@ void *accio_zc_alloc(int fd, size_t len)
 		errno = EMSGSIZE;
 		return NULL;
 	}
-	rec = PAD8(ACCIO_TX_HDR + len);
+	rec = rec_tx_bytes(len);
 	rlock_take(&c->tx_lock);
 	if (c->dead) {
 		rlock_release(&c->tx_lock);
@@ -36,8 +36,8 @@ void *accio_zc_alloc(int fd, size_t len)
 		rlock_release(&c->tx_lock);
 		return NULL;
 	}
-	off = (c->tx_wptr + ACCIO_TX_HDR) & (c->tx_bytes - 1);
-	c->zc_tx = c->tx + off;
+	off = (c->tx_wptr + ACCIO_TX_HDR) & (c->r.tx_bytes - 1);
+	c->zc_tx = c->r.tx + off;
 	c->zc_len = len;
 	rlock_release(&c->tx_lock);
 	return c->zc_tx;
@@ -69,15 +69,15 @@ ssize_t accio_zc_send(int fd, void *buf, size_t len,
 			errno = EINVAL;
 			return -1;
 		}
-	} else if (!c->rip) {
+	} else if (!c->r.remote_ip) {
 		rlock_release(&c->tx_lock);
 		errno = EDESTADDRREQ;
 		return -1;
 	}
-	make_txhdr(hdr, len, ip, port);
-	ring_write_hdr(c->tx, c->tx_bytes, c->tx_wptr, hdr, ACCIO_TX_HDR);
+	rec_tx_encode(hdr, len, ip, port);
+	ring_write_hdr(c->r.tx, c->r.tx_bytes, c->tx_wptr, hdr, ACCIO_TX_HDR);
 	c->zc_tx = NULL;
-	tx_publish(c, PAD8(ACCIO_TX_HDR + len));
+	tx_publish(c, rec_tx_bytes(len));
 	c->st->tx_ring++;
 	tx_stamp_want(c);
 	rlock_release(&c->tx_lock);
@@ -114,6 +114,7 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 {
 	struct conn *c = conn_of(fd);
 	uint8_t hdr[ACCIO_RX_HDR] HDR_ALIGN;
+	struct rec_rx h;
 	uint16_t len, sport;
 	uint32_t sip, off;
 	uint64_t deadline;
@@ -130,7 +131,7 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 		goto dead;
 	if (c->zc_rx) {
 		c->rx_rptr += c->zc_rx;
-		c->regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
+		c->r.regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
 		c->zc_rx = 0;
 	}
 	c->bounce_held = 0;
@@ -155,9 +156,9 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 			}
 			c->kernel_pending = 0;
 		}
-		if (accio_spin_us > 0) {
+		if (accio_cfg.spin_us > 0) {
 			/* ACCIO_SPIN_US: spin before sleeping, as recv() does */
-			uint64_t end = spin_clock_us() + accio_spin_us;
+			uint64_t end = spin_clock_us() + accio_cfg.spin_us;
 			int empty;
 
 			spin_begin();
@@ -180,12 +181,13 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 			c->kernel_pending = 1;
 	}
 	rmb_io();
-	ring_read_hdr(c->rx, c->rx_bytes, c->rx_rptr, hdr, sizeof(hdr));
-	memcpy(&len, hdr, 2);
-	memcpy(&sport, hdr + 2, 2);
-	memcpy(&sip, hdr + 4, 4);
-	off = (c->rx_rptr + ACCIO_RX_HDR) & (c->rx_bytes - 1);
-	*buf = c->rx + off;
+	ring_read_hdr(c->r.rx, c->r.rx_bytes, c->rx_rptr, hdr, sizeof(hdr));
+	rec_rx_decode(hdr, &h);
+	len = h.len;
+	sport = h.sport;
+	sip = h.sip;
+	off = (c->rx_rptr + ACCIO_RX_HDR) & (c->r.rx_bytes - 1);
+	*buf = c->r.rx + off;
 	if (src) {
 		memset(src, 0, sizeof(*src));
 		src->sin_family = AF_INET;
@@ -193,8 +195,8 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 		src->sin_addr.s_addr = htonl(sip);
 	}
 	if (hw_time_ns)
-		memcpy(hw_time_ns, hdr + 8, 8);
-	c->zc_rx = PAD8(ACCIO_RX_HDR + len);
+		*hw_time_ns = h.tstamp;
+	c->zc_rx = rec_rx_bytes(len);
 	c->st->rx_ring++;
 	rlock_release(&c->rx_lock);
 	return len;
@@ -225,14 +227,14 @@ int accio_zc_release(int fd, const void *buf)
 		rlock_release(&c->rx_lock);
 		return 0;
 	}
-	off = (c->rx_rptr + ACCIO_RX_HDR) & (c->rx_bytes - 1);
-	if (!c->zc_rx || buf != c->rx + off) {
+	off = (c->rx_rptr + ACCIO_RX_HDR) & (c->r.rx_bytes - 1);
+	if (!c->zc_rx || buf != c->r.rx + off) {
 		rlock_release(&c->rx_lock);
 		errno = EINVAL;
 		return -1;
 	}
 	c->rx_rptr += c->zc_rx;
-	c->regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
+	c->r.regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
 	c->zc_rx = 0;
 	rlock_release(&c->rx_lock);
 	return 0;

@@ -23,7 +23,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#define ACCIO_ROCE_PORT		4791
+#include <linux/accio_contract.h>	/* ACCIO_ROCE_PORT */
+
 #define ACCIO_BTH_BYTES		12
 #define ACCIO_DETH_BYTES	8
 #define ACCIO_IMMDT_BYTES	4
@@ -414,34 +415,6 @@ static inline int accio_gid_ipv4(const uint8_t *gid, uint32_t *addr)
 		return 0;
 	memcpy(addr, gid + 12, 4);
 	return 1;
-}
-
-/*
- * The rings (little endian, records padded to 8 bytes): a TX record's
- * 8-byte header is __u16 length, __u16 destination port, __u32
- * destination IPv4 (host order); an RX record's 16-byte header __u16
- * length, __u16 source port, __u32 source IPv4 (host order), __u64
- * hardware time. addr: IPv4 in network order.
- */
-static inline void accio_tx_record_hdr(uint8_t *rec, size_t bytes, uint16_t port, uint32_t addr)
-{
-	uint32_t a = ntohl(addr);
-
-	rec[0] = bytes;
-	rec[1] = bytes >> 8;
-	rec[2] = port;
-	rec[3] = port >> 8;
-	rec[4] = a;
-	rec[5] = a >> 8;
-	rec[6] = a >> 16;
-	rec[7] = a >> 24;
-}
-
-static inline size_t accio_rx_record(const uint8_t *rec, uint32_t *addr)
-{
-	*addr = htonl((uint32_t)rec[4] | (uint32_t)rec[5] << 8 | (uint32_t)rec[6] << 16 |
-		      (uint32_t)rec[7] << 24);
-	return (size_t)rec[0] | (size_t)rec[1] << 8;
 }
 
 #endif /* ACCIO_WIRE_H */

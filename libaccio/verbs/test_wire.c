@@ -3,8 +3,7 @@
  * The accio verbs provider's wire format on the host (make -C
  * libaccio/verbs test): UD SEND headers built and parsed back for every
  * pad count, with and without ImmDt, one datagram byte for byte, what the
- * parser refuses, the GRH of an IPv4 datagram, IPv4-mapped GIDs and the
- * ring record headers; RC packets (SEND, RDMA WRITE, ACK) built and parsed
+ * parser refuses, the GRH of an IPv4 datagram, IPv4-mapped GIDs; RC packets (SEND, RDMA WRITE, ACK) built and parsed
  * back, one RDMA WRITE ONLY and one ACK byte for byte, and PSN distances
  * across the 24-bit wrap.
  */
@@ -193,19 +192,6 @@ static void gids(void)
 	CHECK(!accio_gid_ipv4(v4, &a));
 }
 
-static void records(void)
-{
-	uint8_t rec[16] = { 0 };
-	uint32_t a = 0;
-
-	accio_tx_record_hdr(rec, 1056, ACCIO_ROCE_PORT, htonl(0x0a000302));
-	CHECK(rec[0] == 0x20 && rec[1] == 0x04);		/* 1056 */
-	CHECK(rec[2] == 0xb7 && rec[3] == 0x12);		/* 4791 */
-	CHECK(rec[4] == 0x02 && rec[5] == 0x03 && rec[6] == 0x00 && rec[7] == 0x0a);
-	memcpy(rec, "\x40\x00\xb7\x12\x01\x03\x00\x0a", 8);
-	CHECK(accio_rx_record(rec, &a) == 64 && a == htonl(0x0a000301));
-}
-
 static void rc(void)
 {
 	static const uint8_t ops[] = {
@@ -315,7 +301,6 @@ int main(void)
 	refusals();
 	grh();
 	gids();
-	records();
 	if (failures) {
 		fprintf(stderr, "test_wire: %d failed\n", failures);
 		return 1;
