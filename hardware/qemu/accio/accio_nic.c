@@ -28,9 +28,9 @@
 #include "migration/vmstate.h"
 #include "net/net.h"
 #include "system/dma.h"
-#include "system/cpu-timers.h"
+#include "hw/accio/accio_contract.h"
+#include "hw/accio/accio_port.h"
 #include "hw/accio/accio_nic.h"
-#include "hw/accio/accio_uncore_dev.h"
 
 #define ETH_MIN_FRAME 60        /* without FCS */
 #define ETH_MAX_FRAME 1518      /* with one VLAN tag, without FCS */
@@ -41,21 +41,6 @@ static void accio_nic_reset_queues(AccioNICState *s);
 static uint64_t accio_now(void)
 {
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-}
-
-/*
- * One clock for the SoC: the harts, the bus, the NIC's pipeline and the
- * uncore run at the same frequency, the harts' (an instruction a cycle:
- * 2^shift ns under -icount; without it, the evaluation's 62.5 MHz).
- */
-uint64_t accio_soc_cycle_ns(void)
-{
-    return icount_enabled() ? icount_to_ns(1) : ACCIO_SOC_CYCLE_NS;
-}
-
-uint64_t accio_soc_cycles_ns(uint64_t cycles)
-{
-    return cycles * accio_soc_cycle_ns();
 }
 
 /* the bus's clock: its own when set, else the SoC's */
@@ -352,10 +337,11 @@ static void accio_nic_rx_frame(AccioNICState *s, const uint8_t *buf,
 static void accio_nic_rx_deliver(AccioNICState *s, const uint8_t *buf,
                                  size_t size, uint64_t arrival)
 {
+    AccioPortFrame f = { .buf = buf, .len = size };
     uint64_t addr, comp = size;
     int csum;
 
-    if (s->uncore && accio_uncore_offer(s->uncore, buf, size)) {
+    if (s->engine && accio_port_push(s->engine, &f)) {
         return;     /* the UDP offload engine took it */
     }
     if (s->ctrl & ACCIO_NIC_CTRL_RXCSUM_MASK) {
@@ -450,12 +436,14 @@ static void accio_nic_lockstep_deliver(void *opaque, const uint8_t *buf,
     }
 }
 
+static void accio_nic_eng_notify(AccioNICState *s);
+
 static void accio_nic_set_link(NetClientState *nc)
 {
     AccioNICState *s = qemu_get_nic_opaque(nc);
 
-    if (s->uncore) {
-        accio_uncore_link_changed(s->uncore, !nc->link_down);
+    if (s->engine) {
+        accio_port_set_link(s->engine, !nc->link_down);
     }
     s->intr_status |= ACCIO_NIC_INTR_STATUS_LINK_MASK;
     accio_nic_update_irq(s);
@@ -467,9 +455,7 @@ static void accio_nic_set_link(NetClientState *nc)
         if (s->peer_count) {
             timer_mod(s->peer_timer, accio_now());
         }
-        if (s->uncore) {
-            accio_uncore_tx_space(s->uncore);
-        }
+        accio_nic_eng_notify(s);
     }
 }
 
@@ -865,49 +851,44 @@ static void accio_nic_station_changed(AccioNICState *s)
     for (i = 0; i < 6; i++) {
         mac[i] = s->macaddr >> (8 * i);
     }
-    if (s->uncore) {
-        accio_uncore_set_station(s->uncore, mac);
+    if (s->engine) {
+        accio_port_set_station(s->engine, mac);
     }
-}
-
-void accio_nic_set_uncore(AccioNICState *s, AccioUncoreState *uncore)
-{
-    s->uncore = uncore;
-    accio_nic_station_changed(s);
 }
 
 /*
- * A frame built by the offload engine: fetched over the bus, through the
- * pipeline, then serialized on the wire after the frames ahead of it. The
- * engine asks accio_nic_tx_ready() first, so there is always room.
- * fetch_ns: the latency of reading the frame's record from memory before
- * its bytes cross the bus (the engine's TX ring path; 0 for the window).
- * Returns when the frame's first bit goes on the wire (virtual clock, ns:
- * the clock of the RX timestamps); for a refused frame, the current time.
+ * The NIC's port: a frame built by the offload engine, fetched over the
+ * bus, through the pipeline, then serialized on the wire after the frames
+ * ahead of it. The engine asks can_push first, so there is always room.
+ * f->delay_ns: the latency of reading the frame's record from memory
+ * before its bytes cross the bus (the engine's TX ring path; 0 for the
+ * window). f->wire_ns: when the frame's first bit goes on the wire
+ * (virtual clock, ns: the clock of the RX timestamps).
  */
-uint64_t accio_nic_transmit(AccioNICState *s, const uint8_t *frame, size_t len,
-                            uint32_t fetch_ns)
+static size_t accio_nic_port_push(AccioPort *port, AccioPortFrame *f)
 {
+    AccioNICState *s = ACCIO_NIC(port);
     uint64_t start, end;
     uint32_t i;
 
-    if (s->eng_count >= ACCIO_NIC_ENG_DEPTH || len > ACCIO_NIC_FRAME_MAX) {
+    if (s->eng_count >= ACCIO_NIC_ENG_DEPTH || f->len > ACCIO_NIC_FRAME_MAX) {
         s->stats[ACCIO_STAT_TX_ERRORS]++;
-        return accio_now();
+        return 0;
     }
-    start = MAX(accio_dma(s, accio_now() + fetch_ns, len) + accio_pipeline_ns(s),
-                s->wire_free_at);
-    end = start + accio_wire_ns(s, len);
+    start = MAX(accio_dma(s, accio_now() + f->delay_ns, f->len) +
+                accio_pipeline_ns(s), s->wire_free_at);
+    end = start + accio_wire_ns(s, f->len);
     s->wire_free_at = end;
     i = (s->eng_head + s->eng_count) % ACCIO_NIC_ENG_DEPTH;
-    memcpy(s->eng_frames[i].data, frame, len);
-    s->eng_frames[i].len = len;
+    memcpy(s->eng_frames[i].data, f->buf, f->len);
+    s->eng_frames[i].len = f->len;
     s->eng_end[i] = end;
     s->eng_count++;
     if (!timer_pending(s->eng_timer)) {
         timer_mod(s->eng_timer, end);
     }
-    return start;
+    f->wire_ns = start;
+    return f->len;
 }
 
 /*
@@ -920,9 +901,28 @@ static bool accio_nic_eng_may_send(AccioNICState *s)
     return accio_nic_link_up(s) || (s->ctrl & ACCIO_NIC_CTRL_LOOPBACK_MASK);
 }
 
-bool accio_nic_tx_ready(AccioNICState *s)
+static bool accio_nic_port_can_push(AccioPort *port, AccioPortNotifyFn notify,
+                                    void *notify_opaque)
 {
-    return s->eng_count < ACCIO_NIC_ENG_DEPTH && accio_nic_eng_may_send(s);
+    AccioNICState *s = ACCIO_NIC(port);
+
+    if (s->eng_count < ACCIO_NIC_ENG_DEPTH && accio_nic_eng_may_send(s)) {
+        return true;
+    }
+    s->eng_notify = notify;
+    s->eng_notify_opaque = notify_opaque;
+    return false;
+}
+
+/* Room for the engine's frames again: tell an engine that waits for it. */
+static void accio_nic_eng_notify(AccioNICState *s)
+{
+    AccioPortNotifyFn notify = s->eng_notify;
+
+    if (notify) {
+        s->eng_notify = NULL;
+        notify(s->eng_notify_opaque);
+    }
 }
 
 static void accio_nic_eng_timer(void *opaque)
@@ -945,8 +945,8 @@ static void accio_nic_eng_timer(void *opaque)
     if (s->eng_count) {
         timer_mod(s->eng_timer, s->eng_end[s->eng_head]);
     }
-    if (sent && s->uncore) {
-        accio_uncore_tx_space(s->uncore);
+    if (sent) {
+        accio_nic_eng_notify(s);
     }
 }
 
@@ -1331,11 +1331,14 @@ static const Property accio_nic_properties[] = {
     DEFINE_PROP_UINT32("pcap-snaplen", AccioNICState, pcap_snaplen, 128),
     DEFINE_PROP_STRING("lockstep", AccioNICState, lockstep_spec),
     DEFINE_PROP_UINT64("lockstep-ns", AccioNICState, lockstep_ns, 5000),
+    DEFINE_PROP_LINK("engine", AccioNICState, engine, TYPE_ACCIO_PORT,
+                     AccioPort *),
 };
 
 static void accio_nic_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
+    AccioPortClass *pc = ACCIO_PORT_CLASS(klass);
 
     dc->realize = accio_nic_realize;
     dc->unrealize = accio_nic_unrealize;
@@ -1344,6 +1347,8 @@ static void accio_nic_class_init(ObjectClass *klass, void *data)
     device_class_set_legacy_reset(dc, accio_nic_reset);
     device_class_set_props(dc, accio_nic_properties);
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+    pc->push = accio_nic_port_push;
+    pc->can_push = accio_nic_port_can_push;
 }
 
 static const TypeInfo accio_nic_type_info = {
@@ -1351,6 +1356,10 @@ static const TypeInfo accio_nic_type_info = {
     .parent = TYPE_SYS_BUS_DEVICE,
     .instance_size = sizeof(AccioNICState),
     .class_init = accio_nic_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { TYPE_ACCIO_PORT },
+        { }
+    },
 };
 
 static void accio_nic_register_types(void)

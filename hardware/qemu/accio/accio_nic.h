@@ -11,11 +11,10 @@
 #include "qom/object.h"
 #include "hw/accio/accio_offsets.h"
 #include "hw/accio/accio_wire.h"
+#include "hw/accio/accio_port.h"
 
 #define TYPE_ACCIO_NIC "accio-nic"
 OBJECT_DECLARE_SIMPLE_TYPE(AccioNICState, ACCIO_NIC)
-
-typedef struct AccioUncoreState AccioUncoreState;
 
 #define ACCIO_NIC_MMIO_SIZE 0x1000
 #define ACCIO_NIC_MAX_DEPTH 256
@@ -31,20 +30,12 @@ typedef struct AccioUncoreState AccioUncoreState;
 #define ACCIO_NIC_ID_VALUE ACCIO_NIC_ID_RESET
 
 /*
- * The SoC's one clock: harts, bus, NIC and uncore (62.5 MHz without
- * -icount; with it, one instruction's time). The NIC's and the uncore's
- * timing in cycles of that clock, as calibrated against the RTL SoC by
- * eval/bench_soc.py (eval/results/soc.json); the devices' defaults.
+ * The NIC's timing in cycles of the SoC's one clock (accio_port.h), as
+ * calibrated against the RTL SoC by eval/bench_soc.py
+ * (eval/results/soc.json); the properties' defaults.
  */
-#define ACCIO_SOC_CYCLE_NS 16
 #define ACCIO_NIC_BUS_WIDTH_BITS_CAL 13
 #define ACCIO_NIC_PIPELINE_CYCLES_CAL 0
-#define ACCIO_UNCORE_TX_FETCH_CYCLES_CAL 50
-#define ACCIO_UNCORE_IRQ_DELAY_CYCLES_CAL 29
-#define ACCIO_UNCORE_LOAD_CYCLES_CAL 14
-#define ACCIO_UNCORE_STORE_CYCLES_CAL 1
-uint64_t accio_soc_cycle_ns(void);
-uint64_t accio_soc_cycles_ns(uint64_t cycles);
 
 /* Index of a statistics counter in AccioNICState.stats. */
 #define ACCIO_STAT(reg) ((ACCIO_NIC_##reg - ACCIO_NIC_RX_FRAMES) / 8)
@@ -90,7 +81,7 @@ struct AccioNICState {
     NICConf conf;
     QEMUTimer *tx_timer;
     QEMUTimer *rx_timer;
-    AccioUncoreState *uncore;   /* the UDP offload engine, if attached */
+    AccioPort *engine;          /* link: the UDP offload engine's port */
 
     /* properties */
     uint32_t depth;
@@ -132,6 +123,8 @@ struct AccioNICState {
     AccioTxFrame eng_frames[ACCIO_NIC_ENG_DEPTH];
     uint32_t eng_head;
     uint32_t eng_count;
+    AccioPortNotifyFn eng_notify;   /* the engine waits for room */
+    void *eng_notify_opaque;
 
     /* the wire peer: a host on the virtual clock at the far end */
     char *wire_peer;            /* property: "" (the netdev) or "echo" */
@@ -166,15 +159,5 @@ struct AccioNICState {
     uint64_t peer_ignored;
     uint64_t peer_overflow;
 };
-
-/* Attach the uncore: received frames are offered to its engine first. */
-void accio_nic_set_uncore(AccioNICState *s, AccioUncoreState *uncore);
-/*
- * Put a frame built by the offload engine on the wire; returns the virtual
- * time (ns) at which its first bit goes out.
- */
-uint64_t accio_nic_transmit(AccioNICState *s, const uint8_t *frame, size_t len,
-                            uint32_t fetch_ns);
-bool accio_nic_tx_ready(AccioNICState *s);
 
 #endif /* HW_ACCIO_NIC_H */

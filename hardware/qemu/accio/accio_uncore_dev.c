@@ -5,7 +5,8 @@
  * index of the hart that issued it, which the model uses for the ICT's
  * protection check. Interrupt lines 0..harts-1 are the harts' wake-up
  * interrupts, line "harts" the control event interrupt. Frames reach the
- * engine from the Accio NIC (accio_nic_set_uncore) and leave through it.
+ * engine from the Accio NIC and leave through it, each device pushing to
+ * the other's port (accio_port.h; the link property "nic").
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -22,7 +23,7 @@
 #include "system/dma.h"
 #include "system/cpu-timers.h"
 #include "cpu.h"
-#include "hw/accio/accio_nic.h"
+#include "hw/accio/accio_port.h"
 #include "hw/accio/accio_uncore_dev.h"
 
 static int dev_dma_read(void *opaque, uint64_t addr, void *buf, size_t len)
@@ -51,21 +52,32 @@ static uint64_t dev_now(void *opaque)
 static uint64_t dev_transmit(void *opaque, const uint8_t *frame, size_t len)
 {
     AccioUncoreState *s = opaque;
+    AccioPortFrame f = {
+        .buf = frame,
+        .len = len,
+        .delay_ns = accio_uncore_tx_from_ring(s->model) ?
+                    accio_soc_cycles_ns(s->tx_fetch_cycles) : 0,
+    };
 
-    if (s->nic) {
-        return accio_nic_transmit(s->nic, frame, len,
-                                  accio_uncore_tx_from_ring(s->model) ?
-                                  accio_soc_cycles_ns(s->tx_fetch_cycles) :
-                                  0);
+    if (s->nic && accio_port_push(s->nic, &f)) {
+        return f.wire_ns;
     }
     return dev_now(opaque);
+}
+
+/* The NIC took the engine's frames out: carry on with the waiting rows. */
+static void dev_tx_space(void *opaque)
+{
+    AccioUncoreState *s = opaque;
+
+    accio_uncore_tx_resume(s->model);
 }
 
 static bool dev_tx_ready(void *opaque)
 {
     AccioUncoreState *s = opaque;
 
-    return !s->nic || accio_nic_tx_ready(s->nic);
+    return !s->nic || accio_port_can_push(s->nic, dev_tx_space, s);
 }
 
 /*
@@ -168,24 +180,30 @@ static const MemoryRegionOps accio_uncore_ops = {
     },
 };
 
-bool accio_uncore_offer(AccioUncoreState *s, const uint8_t *frame, size_t len)
+/*
+ * The engine's port: the NIC offers every frame it received and keeps
+ * those the engine declines (not for its rows) for its own queue.
+ */
+static size_t accio_uncore_port_push(AccioPort *port, AccioPortFrame *f)
 {
-    return accio_uncore_rx(s->model, frame, len);
+    AccioUncoreState *s = ACCIO_UNCORE(port);
+
+    return accio_uncore_rx(s->model, f->buf, f->len) ? f->len : 0;
 }
 
-void accio_uncore_link_changed(AccioUncoreState *s, bool up)
+static void accio_uncore_port_set_link(AccioPort *port, bool up)
 {
+    AccioUncoreState *s = ACCIO_UNCORE(port);
+
     accio_uncore_link(s->model, up);
 }
 
-void accio_uncore_set_station(AccioUncoreState *s, const uint8_t mac[6])
+static void accio_uncore_port_set_station(AccioPort *port,
+                                          const uint8_t mac[6])
 {
-    accio_uncore_set_mac(s->model, mac);
-}
+    AccioUncoreState *s = ACCIO_UNCORE(port);
 
-void accio_uncore_tx_space(AccioUncoreState *s)
-{
-    accio_uncore_tx_resume(s->model);
+    accio_uncore_set_mac(s->model, mac);
 }
 
 static void accio_uncore_reset_hold(DeviceState *dev)
@@ -268,11 +286,14 @@ static const Property accio_uncore_properties[] = {
                        ACCIO_UNCORE_LOAD_CYCLES_CAL),
     DEFINE_PROP_UINT32("store-cycles", AccioUncoreState, store_cycles,
                        ACCIO_UNCORE_STORE_CYCLES_CAL),
+    DEFINE_PROP_LINK("nic", AccioUncoreState, nic, TYPE_ACCIO_PORT,
+                     AccioPort *),
 };
 
 static void accio_uncore_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
+    AccioPortClass *pc = ACCIO_PORT_CLASS(klass);
 
     dc->realize = accio_uncore_realize;
     dc->unrealize = accio_uncore_unrealize;
@@ -281,6 +302,9 @@ static void accio_uncore_class_init(ObjectClass *klass, void *data)
     device_class_set_props(dc, accio_uncore_properties);
     object_class_property_add_str(klass, "state", accio_uncore_get_state,
                                   NULL);
+    pc->push = accio_uncore_port_push;
+    pc->set_link = accio_uncore_port_set_link;
+    pc->set_station = accio_uncore_port_set_station;
 }
 
 static const TypeInfo accio_uncore_type_info = {
@@ -288,6 +312,10 @@ static const TypeInfo accio_uncore_type_info = {
     .parent = TYPE_SYS_BUS_DEVICE,
     .instance_size = sizeof(AccioUncoreState),
     .class_init = accio_uncore_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { TYPE_ACCIO_PORT },
+        { }
+    },
 };
 
 static void accio_uncore_register_types(void)

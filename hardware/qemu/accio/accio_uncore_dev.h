@@ -10,11 +10,20 @@
 #include "qom/object.h"
 #include "qemu/timer.h"
 #include "hw/accio/accio_uncore.h"
+#include "hw/accio/accio_port.h"
 
 #define TYPE_ACCIO_UNCORE "accio-uncore"
 OBJECT_DECLARE_SIMPLE_TYPE(AccioUncoreState, ACCIO_UNCORE)
 
-typedef struct AccioNICState AccioNICState;
+/*
+ * The uncore's timing in cycles of the SoC's one clock (accio_port.h), as
+ * calibrated against the RTL SoC by eval/bench_soc.py
+ * (eval/results/soc.json); the properties' defaults.
+ */
+#define ACCIO_UNCORE_TX_FETCH_CYCLES_CAL 50
+#define ACCIO_UNCORE_IRQ_DELAY_CYCLES_CAL 29
+#define ACCIO_UNCORE_LOAD_CYCLES_CAL 14
+#define ACCIO_UNCORE_STORE_CYCLES_CAL 1
 
 typedef struct AccioIrqLine {
     struct AccioUncoreState *s;
@@ -29,7 +38,7 @@ struct AccioUncoreState {
     MemoryRegion mmio;
     qemu_irq *irq;          /* harts wake-up lines, then the event line */
     struct accio_uncore *model;
-    AccioNICState *nic;     /* the wire, set by the machine */
+    AccioPort *nic;         /* link: the NIC's port, the wire */
     AccioIrqLine *irq_line;
 
     uint32_t rows;
@@ -39,12 +48,5 @@ struct AccioUncoreState {
     uint32_t load_cycles;
     uint32_t store_cycles;
 };
-
-/* The NIC offers every received frame; true when the engine took it. */
-bool accio_uncore_offer(AccioUncoreState *s, const uint8_t *frame, size_t len);
-void accio_uncore_link_changed(AccioUncoreState *s, bool up);
-void accio_uncore_set_station(AccioUncoreState *s, const uint8_t mac[6]);
-/* The NIC took the engine's frames out: room for more. */
-void accio_uncore_tx_space(AccioUncoreState *s);
 
 #endif /* HW_ACCIO_UNCORE_DEV_H */
