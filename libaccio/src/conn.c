@@ -277,6 +277,24 @@ static void graveyard_add(struct conn *c)
 }
 
 /*
+ * Wait until the engine has taken every record of the TX ring, at most
+ * ms milliseconds in all: a wait's readiness is a hint, so look again
+ * after each. A stopped engine (EIO) or a signal ends it early.
+ */
+static void tx_drain(struct conn *c, unsigned int ms)
+{
+	uint64_t end = now_us() + ms * 1000ull, now;
+
+	while (c->tx_wptr != c->r.regs[ACCIO_ROW_TX_RPTR / 8]) {
+		now = now_us();
+		if (now >= end ||
+		    accio_row_wait(c->r.fd, ACCIO_WAIT_TX, c->r.tx_bytes,
+				   (end - now + 999) / 1000) < 0)
+			return;
+	}
+}
+
+/*
  * The socket leaves the fast path (table lock held): datagrams already in
  * the TX ring are sent, as with a kernel socket (bounded wait until the
  * engine has taken the ring); closing the row fd frees the row, and the
@@ -294,8 +312,7 @@ void conn_release(struct sock *s, int closing)
 	rlock_take(&c->tx_lock);
 	free(c->bounce);
 	c->bounce = NULL;
-	if (c->tx_wptr != c->r.regs[ACCIO_ROW_TX_RPTR / 8])
-		accio_row_wait(c->r.fd, ACCIO_WAIT_TX, c->r.tx_bytes, 1000);
+	tx_drain(c, 1000);
 	if (accio_cfg.print_stats)
 		stats_print(c, s->fd);
 	stats_detach(c);
