@@ -1059,12 +1059,13 @@ uint64_t accio_uncore_window(const struct accio_uncore *u)
 
 void accio_uncore_tx_resume(struct accio_uncore *u)
 {
-	unsigned int i, r;
+	unsigned int i, r, first = u->tx_next;
 
+	/* one pass over the rows from the next in turn, none skipped */
 	for (i = 0; i < u->rows; i++) {
 		if (u->ops->tx_ready && !u->ops->tx_ready(u->opaque))
 			return;
-		r = (u->tx_next + i) % u->rows;
+		r = (first + i) % u->rows;
 		if (!u->tx_wait[r])
 			continue;
 		u->tx_wait[r] = 0;
