@@ -17,7 +17,7 @@ ACCIO := python3 tools/accio.py
 DEMO_PORT ?= 7777
 
 .PHONY: all demo test test-model test-rtl rtl test-system build bootstrap venv sources \
-	qemu linux userspace image apps switch regmap regmap-check boot clean stress-system stress-boot \
+	qemu linux userspace image apps switch regmap regmap-check kernel-series boot clean stress-system stress-boot \
 	eval eval-quick eval-long fuzz soak soc test-soc soc-linux
 
 all: build
@@ -33,10 +33,16 @@ sources: bootstrap
 
 regmap: venv
 	$(PY) hardware/regmap/generate.py
-	@bash scripts/refresh-kernel-regs.sh
+	$(PY) scripts/kernel-series.py
 
+# also fails when kernel-patches/series/ is not what its sources make
 regmap-check: venv
 	$(PY) hardware/regmap/generate.py --check
+	$(PY) scripts/kernel-series.py --check
+
+# the kernel patch series from kernel-patches/src, hooks and series.toml
+kernel-series: venv
+	$(PY) scripts/kernel-series.py
 
 qemu: sources regmap-check
 	@bash scripts/build-qemu.sh

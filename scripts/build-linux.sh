@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the Accio kernel: Debian's linux-source-6.1 + kernel-patches/*.patch
+# Build the Accio kernel: Debian's linux-source-6.1 + kernel-patches/series/*.patch
 # + kernel-patches/config/accio.config, for riscv64.
 # Output: $CACHE/linux/Image-<hash>, linked from build/Image. Incremental:
 # the source tree is a git repository reset to its base before the series is
@@ -12,7 +12,7 @@ TARBALL=/usr/src/linux-source-6.1.tar.xz
 [ -f "$TARBALL" ] || { log "missing $TARBALL (run scripts/bootstrap.sh)"; exit 1; }
 # the series and the configuration, not the folder's documentation
 key=$( (ls -l --time-style=+ "$TARBALL" | awk '{print $5}'
-	hash_inputs "$ROOT"/kernel-patches/*.patch "$ROOT/kernel-patches/config" "$0") |
+	hash_inputs "$ROOT"/kernel-patches/series/*.patch "$ROOT/kernel-patches/config" "$0") |
 	sha256sum | cut -c1-16)
 out=$L/Image-$key
 [ -f "$out.map" ] && ln -sf "$out.map" "$ROOT/build/System.map"
@@ -34,7 +34,7 @@ git checkout -q -f base 2>/dev/null || git checkout -q -f -B work base
 git checkout -q -f -B work base
 git clean -qfdx
 shopt -s nullglob
-patches=("$ROOT"/kernel-patches/*.patch)
+patches=("$ROOT"/kernel-patches/series/*.patch)
 if [ "${#patches[@]}" -gt 0 ]; then
 	log "applying ${#patches[@]} patches"
 	git -c user.name=accio -c user.email=accio@localhost am -q "${patches[@]}"
