@@ -716,7 +716,7 @@ def exp_timing(run, quick):
 # 100,000 round trips per client at T = 1, 4, 64 (make eval-long)
 MULTIPLEX = {"threads": None, "count": None, "victims": None}
 # Which row a connection loses when every row is taken (the driver's victim
-# parameter, kernel patch 0027), compared on the multiplexing workload with
+# parameter, accio_ict.victim), compared on the multiplexing workload with
 # more clients than rows: (T, round trips per client), full and quick.
 VICTIMS = ("clock", "lru", "runnable", "waiting")
 VICTIM_RUNS = [(256, 500), (1024, 125)]
@@ -1441,7 +1441,7 @@ def report_victims(r):
                      + f"{_f(x['p50_us'])} / {_f(x['p99_us'])} | "
                      f"{_f(x.get('wire_p50_us'))} / {_f(x.get('wire_p99_us'))} |")
     return ("Which row a connection loses when all 64 are taken: the driver's victim "
-            "policy (`accio_ict.victim`, kernel-patches 0027), Accio blocking, on the same "
+            "policy (`accio_ict.victim`), Accio blocking, on the same "
             "workload with more clients than rows. clock: second chance for a connection "
             "whose packet counters moved since the hand passed, the first idle one goes; "
             "lru: the connection used longest ago (its last wake-up by a datagram, its "
@@ -1675,7 +1675,7 @@ def write_report(path, outdir, results, conf, checks):
                 + (f"harts in parallel, each on its own time, no running hart more than "
                    f"{skew} ns ahead of another, a hart alone at most {rr} instructions a turn"
                    if par else f"QEMU's serial icount, slices of {rr} instructions")
-                + ("; IPIs by the ACLINT SSWI (a store, kernel patch 0032)" if ipi == "sswi"
+                + ("; IPIs by the ACLINT SSWI (a store)" if ipi == "sswi"
                    else "; IPIs through the SBI firmware (ACCIO_IPI=sbi)")
                 + f"; client pinned to hart {HART}"
                 + (", quick mode (small counts)" if conf["quick"] else "") + ".", ""]

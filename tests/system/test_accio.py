@@ -392,8 +392,8 @@ def test_socket_handed_to_an_exec_child_loses_no_datagram():
     assert len(st) == 2, runs["release"]
     parent, child = st
     assert parent["tx_ring"] >= 100 and parent["rx_ring"] == 50, parent
-    # the 50 pending echoes came back through the socket (kernel patch 0008),
-    # the 50 later ones through the child's row
+    # the 50 pending echoes came back through the socket (the ICT driver's
+    # release path), the 50 later ones through the child's row
     assert child["rx_kernel"] == 50 and child["rx_ring"] == 50, child
     assert child["tx_ring"] == 50 and child["tx_kernel"] == 0, child
     assert "rows_used=0" in r.output

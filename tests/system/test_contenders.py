@@ -1,6 +1,6 @@
 """Linux at its best on the same SoC: the NIC's checksum offload (register
-map 1.1, kernel patch 0030), busy polling and io_uring round trips, each
-with every byte checked and a counter that shows the path taken."""
+map 1.1), busy polling and io_uring round trips, each with every byte
+checked and a counter that shows the path taken."""
 import json
 import os
 import re
@@ -207,7 +207,7 @@ def test_breakdown_counts_no_payload_checksum_with_the_offload_on(tmp_path):
 
 def test_ipis_are_a_store_to_the_sswi_not_a_firmware_call(tmp_path):
     """The same Linux ping-pong on the machine with its ACLINT (the
-    default: kernel patch 0032 sends IPIs by a store to the SSWI) and
+    default: the kernel sends IPIs by a store to the SSWI) and
     without it (ACCIO_IPI=sbi: every IPI an SBI call): the client's
     wake-ups still cross harts, but only the SBI path enters the firmware,
     and it costs thousands of instructions a round trip."""

@@ -91,7 +91,7 @@ def test_idle_receivers_beyond_the_rows_do_not_churn_them():
 # client, wake-up, switch, the row's install and the victim's eviction),
 # at 16 ns an instruction (icount shift 4). C = 40,000 bounds what a round
 # trip costs with 256 clients on 64 rows (eval/breakdown.py --multi 256:
-# about 23,000 with kernel patch 0027, fewer with 0028).
+# about 23,000 with one row mutex, fewer with a lock per connection).
 FAIR_C, FAIR_H, NS_PER_INSN = 40000, 4, 16
 
 
@@ -106,18 +106,18 @@ def test_256_clients_on_64_rows_share_the_harts_fairly(tmp_path):
     the harts (Jain's index over their round trips while all ran >= 0.9);
     the turnaround on the wire (a reply's arrival to the same client's next
     request) stays within 1.25 fair-share turns (T x C / H, above) for 99 %
-    of the round trips and within 8 for every one. Before kernel patches
-    0027 and 0028 (a remote TLB fence and one mutex for every install) the
-    p99 was 1.57 turns and the longest 5.55, at 7,448 round trips a second
-    (after: 0.68 and 4.86, at 15,897).
+    of the round trips and within 8 for every one. With a remote TLB fence
+    and one mutex for every install (no local victims first, no lock per
+    connection) the p99 was 1.57 turns and the longest 5.55, at 7,448 round
+    trips a second (with them: 0.68 and 4.86, at 15,897).
     Every third client starts on another hart and moves to its own at the
     release (udp_multi --move 3), as a process the kernel migrated once:
     its row would need a remote TLB flush to take. Its round trips must
-    cost as much CPU time as the others' (>= 0.8x the median). Before
-    kernel patch 0033 the clock never took such a row while a local one
-    was left: the moved clients kept their rows, 240 against 369 us of CPU
-    per round trip (0.65x), Jain 0.865 at 11,568 round trips a second
-    (after: 258 and 257 us, 0.966, 15,823)."""
+    cost as much CPU time as the others' (>= 0.8x the median). A clock
+    that never took such a row while a local one was left let the moved
+    clients keep their rows, 240 against 369 us of CPU per round trip
+    (0.65x), Jain 0.865 at 11,568 round trips a second (passing over it
+    once per install: 258 and 257 us, 0.966, 15,823)."""
     t, n, move = 256, 40, 3
     pcap = str(tmp_path / "wire.pcap")
     cmd = (f"{PRELOAD} udp_multi -a --move {move} -T {t} -o /tmp/pp -n {n} -m 64 -p 7 -t 1000; "

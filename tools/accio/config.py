@@ -26,8 +26,8 @@ ICOUNT_SKEW_NS = int(os.environ.get("ACCIO_ICOUNT_SKEW_NS", "1000"))
 SEED = int(os.environ.get("ACCIO_SEED", "1"))
 # How the harts interrupt each other: "sswi" (the default) gives the virt
 # machine its ACLINT (aclint=on), whose SSWI device the kernel uses for its
-# IPIs (kernel patch 0032: a store, no firmware call); "sbi" leaves the
-# machine without it, and every IPI goes through the SBI firmware.
+# IPIs (a store, no firmware call); "sbi" leaves the machine without it,
+# and every IPI goes through the SBI firmware.
 IPI = os.environ.get("ACCIO_IPI", "sswi")
 if IPI not in ("sswi", "sbi"):
     raise SystemExit(f"ACCIO_IPI={IPI}: sswi or sbi")

@@ -9,9 +9,10 @@
  *
  *   --vdev net_accio0[,uio=/dev/uioN]
  *
- * The registers come from the kernel's accio-nic-uio driver (a UIO device;
- * kernel patch 0021), which the NIC is handed to with driver_override; with
- * no uio= the first UIO device named "accio-nic" is taken. The NIC DMAs to
+ * The registers come from the kernel's accio-nic-uio driver (a UIO device,
+ * accio_nic_uio.c in the kernel series), which the NIC is handed to with
+ * driver_override; with no uio= the first UIO device named "accio-nic" is
+ * taken. The NIC DMAs to
  * physical addresses, so mbufs must come from hugepages with IOVA as PA.
  *
  * One RX and one TX queue, at most QUEUE_DEPTH descriptors each (the NIC's
