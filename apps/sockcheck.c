@@ -689,38 +689,13 @@ static void control_messages(void)
 	close(fd);
 }
 
-int main(int argc, char **argv)
+/* A connected socket with nothing to read: every way of not blocking. */
+static void empty_socket(int fd, int ep)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
-	struct sockaddr_in from;
-	struct iovec iov[3];
+	struct iovec iov[1];
 	struct msghdr m;
-	struct timeval tv;
-	struct timespec t0;
-	socklen_t fl;
-	int fd, fd2, ep, one = 1, zero = 0, n, avail;
-	long r;
+	int one = 1, zero = 0;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: sockcheck HOST PORT\n");
-		return 2;
-	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	memset(&peer, 0, sizeof(peer));
-	peer.sin_family = AF_INET;
-	peer.sin_port = htons(atoi(argv[2]));
-	if (inet_pton(AF_INET, argv[1], &peer.sin_addr) != 1) {
-		fprintf(stderr, "sockcheck: bad address %s\n", argv[1]);
-		return 2;
-	}
-
-	fd = udp_socket();
-	ep = epoll_create1(0);
-	ev.data.fd = fd;
-	CASE("epoll-add-before-connect", epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev), "%s", "");
-	CASE("connect", connect(fd, (struct sockaddr *)&peer, sizeof(peer)), "%s", "");
-
-	/* nothing to read yet */
 	CASE("recv-dontwait-empty", recv(fd, buf, 100, MSG_DONTWAIT), "%s", "");
 	readiness(fd, ep, "empty");
 	CASE("fcntl-nonblock", fcntl(fd, F_SETFL, O_NONBLOCK), "%s", "");
@@ -737,8 +712,15 @@ int main(int argc, char **argv)
 	CASE("recv-fionbio-empty", recv(fd, buf, 100, 0), "%s", "");
 	CASE("fionbio-off", ioctl(fd, FIONBIO, &zero), "%s", "");
 	CASE("errqueue-empty", recv(fd, buf, 100, MSG_ERRQUEUE), "%s", "");
+}
 
-	/* a receive timeout ends a blocking recv with EAGAIN */
+/* A receive timeout ends a blocking recv with EAGAIN. */
+static void receive_timeout(int fd)
+{
+	struct timespec t0;
+	struct timeval tv;
+	long r;
+
 	tv.tv_sec = 0;
 	tv.tv_usec = 200000;
 	CASE("so-rcvtimeo", setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), "%s", "");
@@ -748,12 +730,19 @@ int main(int argc, char **argv)
 	report("recv-timeout", r, errno, "waited_150ms=%d", ms_since(&t0) >= 150);
 	tv.tv_usec = 0;
 	CASE("so-rcvtimeo-off", setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), "%s", "");
+}
 
-	/* one datagram: readiness, peeking, truncation */
+/* One datagram: readiness, peeking, truncation. */
+static void one_datagram(int fd, int ep)
+{
+	struct iovec iov[1];
+	struct msghdr m;
+	int avail = -1;
+	long r;
+
 	fill(out, 100, 1);
 	CASE("send-100", send(fd, out, 100, 0), "%s", "");
 	report("readable-100", 0, 0, "yes=%d", readable(fd, 3000));
-	avail = -1;
 	CASE("fionread", ioctl(fd, FIONREAD, &avail), "avail=%d", avail);
 	readiness(fd, ep, "data");
 	memset(buf, 0, 100);
@@ -769,8 +758,16 @@ int main(int argc, char **argv)
 	report("recvmsg-trunc", r, errno, "trunc=%d same=%d",
 	       !!(m.msg_flags & MSG_TRUNC), r == 10 && !memcmp(buf, out, 10));
 	CASE("recv-dontwait-after", recv(fd, buf, 100, MSG_DONTWAIT), "%s", "");
+}
 
-	/* gather on send, scatter on receive, the source address */
+/* Gather on send, scatter on receive, the source address. */
+static void gather_scatter(int fd)
+{
+	struct sockaddr_in from;
+	struct iovec iov[3];
+	struct msghdr m;
+	long r;
+
 	fill(out, 300, 2);
 	iov[0].iov_base = out;
 	iov[0].iov_len = 100;
@@ -799,31 +796,47 @@ int main(int argc, char **argv)
 	       r == 300 && !memcmp(buf, out, 300), m.msg_namelen,
 	       from.sin_port == peer.sin_port &&
 	       from.sin_addr.s_addr == peer.sin_addr.s_addr, m.msg_flags);
+}
 
-	/* a short address buffer: truncated, the full length reported */
+/*
+ * Odd receives: a short address buffer (truncated, the full length
+ * reported), a zero-length read (consumes the datagram), a bad buffer
+ * (EFAULT, and the datagram is gone).
+ */
+static void odd_receives(int fd)
+{
+	struct sockaddr_in from;
+	socklen_t fl = 4;
+	long r;
+
 	CASE("send-20", send(fd, out, 20, 0), "%s", "");
 	report("readable-20", 0, 0, "yes=%d", readable(fd, 3000));
 	memset(&from, 0xee, sizeof(from));
-	fl = 4;
 	r = recvfrom(fd, buf, 100, 0, (struct sockaddr *)&from, &fl);
 	report("recvfrom-short-addr", r, errno, "fromlen=%u family_ok=%d untouched=%d",
 	       fl, from.sin_family == AF_INET,
 	       ((unsigned char *)&from)[4] == 0xee);
 
-	/* a zero-length read consumes the datagram */
 	CASE("send-30", send(fd, out, 30, 0), "%s", "");
 	report("readable-30", 0, 0, "yes=%d", readable(fd, 3000));
 	CASE("recv-len0", recv(fd, buf, 0, 0), "%s", "");
 	CASE("recv-after-len0", recv(fd, buf, 100, MSG_DONTWAIT), "%s", "");
 
-	/* a bad buffer: EFAULT, and the datagram is gone */
 	CASE("send-null", send(fd, NULL, 10, 0), "%s", "");
 	CASE("send-40", send(fd, out, 40, 0), "%s", "");
 	report("readable-40", 0, 0, "yes=%d", readable(fd, 3000));
 	CASE("recv-null", recv(fd, NULL, 40, 0), "%s", "");
 	CASE("recv-after-null", recv(fd, buf, 100, MSG_DONTWAIT), "%s", "");
+}
 
-	/* larger than the engine's datagrams: the kernel fragments it */
+/*
+ * Odd sends: larger than the engine's datagrams (the kernel fragments
+ * it), sendto on a connected socket, flags UDP does not have.
+ */
+static void odd_sends(int fd)
+{
+	long r;
+
 	fill(out, 2000, 3);
 	CASE("send-2000", send(fd, out, 2000, 0), "%s", "");
 	report("readable-2000", 0, 0, "yes=%d", readable(fd, 3000));
@@ -831,7 +844,6 @@ int main(int argc, char **argv)
 	report("recv-2000", r, errno, "same=%d", r == 2000 && !memcmp(buf, out, 2000));
 	CASE("send-70000", send(fd, out, 70000, 0), "%s", "");
 
-	/* sendto on a connected socket, and flags UDP does not have */
 	fill(out, 64, 4);
 	CASE("sendto-connected", sendto(fd, out, 64, 0, (struct sockaddr *)&peer,
 					sizeof(peer)), "%s", "");
@@ -840,18 +852,24 @@ int main(int argc, char **argv)
 	report("read-64", r, errno, "same=%d", r == 64 && !memcmp(buf, out, 64));
 	CASE("sendto-short-addr", sendto(fd, out, 64, 0, (struct sockaddr *)&peer, 8), "%s", "");
 	CASE("send-oob", send(fd, out, 64, MSG_OOB), "%s", "");
+}
 
-	/* blocking receive: the reply arrives while the caller sleeps */
+/*
+ * A blocking receive: the reply arrives while the caller sleeps. Flags a
+ * UDP receive ignores must not move it off the ring: a datagram waits for
+ * the caller, who asked with MSG_NOSIGNAL (the receive timeout bounds the
+ * wait if it went to the wrong place).
+ */
+static void blocking_receives(int fd)
+{
+	struct timeval tv;
+	long r;
+
 	fill(out, 500, 5);
 	CASE("write-500", write(fd, out, 500), "%s", "");
 	r = recv(fd, buf, sizeof(buf), 0);
 	report("recv-blocking", r, errno, "same=%d", r == 500 && !memcmp(buf, out, 500));
 
-	/*
-	 * Flags a UDP receive ignores must not move it off the ring: a
-	 * datagram waits for the caller, who asked with MSG_NOSIGNAL (the
-	 * receive timeout bounds the wait if it went to the wrong place).
-	 */
 	tv.tv_sec = 2;
 	tv.tv_usec = 0;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -864,9 +882,16 @@ int main(int argc, char **argv)
 	report("recv-cloexec-waitall", r, errno, "same=%d", r == 301 && !memcmp(buf, out, 301));
 	tv.tv_sec = 0;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	extra_calls(fd);
+}
 
-	/* an unconnected socket */
+/* An unconnected socket: send refused, sendto and recvfrom with addresses. */
+static void unconnected(void)
+{
+	struct sockaddr_in from;
+	socklen_t fl;
+	int fd2;
+	long r;
+
 	fd2 = udp_socket();
 	CASE("send-unconnected", send(fd2, out, 10, MSG_DONTWAIT), "%s", "");
 	CASE("sendto-unconnected", sendto(fd2, out, 10, 0, (struct sockaddr *)&peer,
@@ -880,14 +905,56 @@ int main(int argc, char **argv)
 	       from.sin_addr.s_addr == peer.sin_addr.s_addr,
 	       r == 10 && !memcmp(buf, out, 10));
 	CASE("close-unconnected", close(fd2), "%s", "");
+}
 
-	n = 0;
+/* The socket's error, its close, and calls on the closed descriptor. */
+static void closing(int fd)
+{
+	socklen_t fl;
+	int n = 0;
+
 	fl = sizeof(n);
 	CASE("so-error", getsockopt(fd, SOL_SOCKET, SO_ERROR, &n, &fl), "value=%d", n);
 	CASE("close", close(fd), "%s", "");
 	CASE("send-closed", send(fd, out, 10, 0), "%s", "");
 	CASE("recv-closed", recv(fd, buf, 10, MSG_DONTWAIT), "%s", "");
 	CASE("close-again", close(fd), "%s", "");
+}
+
+int main(int argc, char **argv)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd, ep;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: sockcheck HOST PORT\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	memset(&peer, 0, sizeof(peer));
+	peer.sin_family = AF_INET;
+	peer.sin_port = htons(atoi(argv[2]));
+	if (inet_pton(AF_INET, argv[1], &peer.sin_addr) != 1) {
+		fprintf(stderr, "sockcheck: bad address %s\n", argv[1]);
+		return 2;
+	}
+
+	fd = udp_socket();
+	ep = epoll_create1(0);
+	ev.data.fd = fd;
+	CASE("epoll-add-before-connect", epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev), "%s", "");
+	CASE("connect", connect(fd, (struct sockaddr *)&peer, sizeof(peer)), "%s", "");
+
+	empty_socket(fd, ep);
+	receive_timeout(fd);
+	one_datagram(fd, ep);
+	gather_scatter(fd);
+	odd_receives(fd);
+	odd_sends(fd);
+	blocking_receives(fd);
+	extra_calls(fd);
+	unconnected();
+	closing(fd);
 	close(ep);
 	descriptors();
 	control_messages();
