@@ -646,7 +646,6 @@ static ssize_t uring_round_trip(struct uring *u, int fd, const uint8_t *tx,
 /* -R: the socket's row, used with loads and stores only */
 struct raw {
 	struct accio_row row;
-	volatile uint64_t *regs;
 	uint8_t *rx, *tx;
 	uint64_t rx_mask, tx_mask, rptr, wptr;
 };
@@ -655,13 +654,12 @@ static int raw_open(int fd, struct raw *r)
 {
 	if (accio_row_open(&r->row, fd, 0, 0, 0) < 0)
 		return -1;
-	r->regs = r->row.regs;
 	r->rx = r->row.rx;
 	r->tx = r->row.tx;
 	r->rx_mask = r->row.rx_bytes - 1;
 	r->tx_mask = r->row.tx_bytes - 1;
-	r->rptr = r->regs[ACCIO_ROW_RX_RPTR / 8];
-	r->wptr = r->regs[ACCIO_ROW_TX_WPTR / 8];
+	r->rptr = row_reg(&r->row, ACCIO_ROW_RX_RPTR);
+	r->wptr = row_reg(&r->row, ACCIO_ROW_TX_WPTR);
 	return 0;
 }
 
@@ -685,15 +683,14 @@ static size_t raw_round_trip(struct raw *r, const uint64_t *tx, uint64_t *rx,
 #if defined(__riscv)
 	__asm__ volatile("fence w,o" ::: "memory");
 #endif
-	r->regs[ACCIO_ROW_TX_WPTR / 8] = r->wptr;
-	r->regs[ACCIO_ROW_DOORBELL / 8] = 1;
-#if defined(__riscv)
-	__asm__ volatile(".4byte 0x00302013");	/* busy-wait: not counted */
-#endif
-	while (r->regs[ACCIO_ROW_RX_WPTR / 8] == r->rptr)
+	row_reg_write(&r->row, ACCIO_ROW_TX_WPTR, r->wptr);
+	row_doorbell(&r->row);
+	count_pause();		/* busy-wait: not counted */
+	while (row_reg(&r->row, ACCIO_ROW_RX_WPTR) == r->rptr)
 		;
+	count_resume();
 #if defined(__riscv)
-	__asm__ volatile(".4byte 0x00402013\n\tfence i,r" ::: "memory");
+	__asm__ volatile("fence i,r" ::: "memory");
 #endif
 	w = (const uint64_t *)(r->rx + (r->rptr & r->rx_mask));
 	rec_rx_decode((const uint8_t *)w, &h);
@@ -702,16 +699,17 @@ static size_t raw_round_trip(struct raw *r, const uint64_t *tx, uint64_t *rx,
 	for (i = 0; i < (len + 7) / 8; i++)
 		rx[i] = w[ACCIO_RX_HDR / 8 + i];
 	r->rptr += rec_rx_bytes(len);
-	r->regs[ACCIO_ROW_RX_RPTR / 8] = r->rptr;
+	row_reg_write(&r->row, ACCIO_ROW_RX_RPTR, r->rptr);
 	return len;
 }
 
 /* The request's stamp: the row's TX_TSTAMP while TX_PKTS is still seq. */
 static uint64_t raw_tx_stamp(struct raw *r, uint64_t seq)
 {
-	uint64_t a = r->regs[ACCIO_ROW_TX_PKTS / 8], ns = r->regs[ACCIO_ROW_TX_TSTAMP / 8];
+	uint64_t a = row_reg(&r->row, ACCIO_ROW_TX_PKTS);
+	uint64_t ns = row_reg(&r->row, ACCIO_ROW_TX_TSTAMP);
 
-	return a == seq && r->regs[ACCIO_ROW_TX_PKTS / 8] == seq ? ns : 0;
+	return a == seq && row_reg(&r->row, ACCIO_ROW_TX_PKTS) == seq ? ns : 0;
 }
 
 int main(int argc, char **argv)

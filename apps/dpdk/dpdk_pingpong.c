@@ -31,7 +31,7 @@
  * headers and payload copy are what send() does for a socket) and ends when
  * the reply's payload is copied out.
  * -W marks each measured round trip as a window of eval's instruction
- * counter (eval/breakdown.py; apps/prof_marks.h) and waits for the reply on
+ * counter (eval/breakdown.py; eval/prof/prof_marks.h) and waits for the reply on
  * rte_eth_rx_queue_count() with counting paused, so that the empty polls
  * (waiting, not work) are left out and the poll that takes the reply is
  * counted in full; a port without rx_queue_count is polled as usual.
@@ -63,7 +63,7 @@
 #include <rte_udp.h>
 
 #include "dpdk_frames.h"
-#include "../prof_marks.h"	/* eval's instruction counter: windows, pauses, spans */
+#include "prof_marks.h"		/* eval's instruction counter: windows, pauses, spans */
 
 #define CSUM_RX (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM)
 #define CSUM_TX (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM)

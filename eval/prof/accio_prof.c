@@ -5,9 +5,9 @@
  * uncached (I/O) loads and stores among them. eval/breakdown.py turns the
  * counts into stages of a round trip.
  *
- * Windows: the guest marks them with two RISC-V HINT instructions that
- * every RISC-V core executes as no-ops ("slti x0, x0, imm" is designated
- * for custom use):
+ * Windows: the guest marks them with RISC-V HINT instructions that every
+ * RISC-V core executes as no-ops ("slti x0, x0, imm" is designated for
+ * custom use; prof_marks.h defines them, for the guest's programs too):
  *	slti x0, x0, 1	window opens (for all harts: their work in the
  *			window counts too, as it does in virtual time)
  *	slti x0, x0, 2	window closes
@@ -56,15 +56,11 @@
 
 #include <qemu-plugin.h>
 
+#include "prof_marks.h"
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 #define MAXV 16
-#define HINT_OPEN 0x00102013u	/* slti x0, x0, 1 */
-#define HINT_CLOSE 0x00202013u	/* slti x0, x0, 2 */
-#define HINT_PAUSE 0x00302013u	/* slti x0, x0, 3 */
-#define HINT_RESUME 0x00402013u	/* slti x0, x0, 4 */
-#define HINT_SPAN 0x00502013u	/* slti x0, x0, 5 */
-#define HINT_UNSPAN 0x00602013u	/* slti x0, x0, 6 */
 
 struct block {
 	size_t n;
@@ -111,32 +107,32 @@ static void set_all(bool v)
 static void on_marker(unsigned int vcpu, void *udata)
 {
 	switch ((uintptr_t)udata) {
-	case HINT_OPEN:
+	case ACCIO_MARK_OPEN:
 		opened++;
 		in_window = true;
 		set_all(1);
 		break;
-	case HINT_CLOSE:
+	case ACCIO_MARK_CLOSE:
 		closed++;
 		in_window = false;
 		set_all(0);
 		break;
-	case HINT_PAUSE:
+	case ACCIO_MARK_PAUSE:
 		if (in_window)
 			paused++;
 		set_all(0);
 		break;
-	case HINT_RESUME:
+	case ACCIO_MARK_RESUME:
 		set_all(in_window);
 		break;
-	case HINT_SPAN:
+	case ACCIO_MARK_SPAN:
 		spans++;
 		span_depth++;
 		spanning = true;
 		if (by_span)
 			counting = true;
 		break;
-	case HINT_UNSPAN:
+	case ACCIO_MARK_UNSPAN:
 		/* by span: spans nest (programs inside a launcher's span) */
 		span_depth -= span_depth > 0;
 		spanning = by_span && span_depth;
@@ -279,11 +275,10 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (qemu_plugin_insn_size(insn) == 4) {
 			qemu_plugin_insn_data(insn, &word, sizeof(word));
 			b->mem[i] = is_mem32(word);
-			if (word == HINT_OPEN || word == HINT_CLOSE ||
-			    word == HINT_PAUSE || word == HINT_RESUME ||
-			    word == HINT_SPAN || word == HINT_UNSPAN)
+			if (accio_mark_of(word))
 				qemu_plugin_register_vcpu_insn_exec_cb(insn, on_marker,
-					QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)word);
+					QEMU_PLUGIN_CB_NO_REGS,
+					(void *)(uintptr_t)accio_mark_of(word));
 		}
 		if (want_mmio) {
 			struct site *s = g_new0(struct site, 1);

@@ -56,6 +56,8 @@
 
 #include <qemu-plugin.h>
 
+#include "prof_marks.h"	/* eval/prof's marks (-I eval/prof) */
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 #define MAX_HARTS	16
@@ -501,29 +503,29 @@ static int reads(const uint8_t *p, size_t len, unsigned int r)
 static void mark(unsigned int vcpu, void *udata)
 {
 	switch ((uintptr_t)udata) {
-	case 1:				/* window opens */
+	case ACCIO_MARK_OPEN:
 		in_window = 1;
 		counting |= attrib == ATTRIB_WINDOW;
 		break;
-	case 2:				/* closes */
+	case ACCIO_MARK_CLOSE:
 		in_window = 0;
 		if (attrib == ATTRIB_WINDOW)
 			counting = 0;
 		break;
-	case 3:				/* pause */
+	case ACCIO_MARK_PAUSE:
 		if (attrib == ATTRIB_WINDOW)
 			counting = 0;
 		break;
-	case 4:				/* resume */
+	case ACCIO_MARK_RESUME:
 		if (attrib == ATTRIB_WINDOW)
 			counting = in_window;
 		break;
-	case 5:				/* span starts */
+	case ACCIO_MARK_SPAN:
 		if (!span_depth++)
 			spans++;
 		counting |= attrib == ATTRIB_SPAN;
 		break;
-	case 6:				/* stops */
+	case ACCIO_MARK_UNSPAN:
 		if (span_depth > 0)
 			span_depth--;
 		if (attrib == ATTRIB_SPAN)
@@ -558,10 +560,10 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (len == 4) {
 			uint32_t w = buf[0] | buf[1] << 8 | buf[2] << 16 | (uint32_t)buf[3] << 24;
 
-			/* eval/prof's marks: slti x0, x0, 1..6 */
-			if ((w & 0xfffff) == 0x02013 && (w >> 20) >= 1 && (w >> 20) <= 6)
+			/* eval/prof's marks */
+			if (accio_mark_of(w))
 				qemu_plugin_register_vcpu_insn_exec_cb(insn, mark,
-					QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)(w >> 20));
+					QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)accio_mark_of(w));
 		}
 		if (loaded && reads(buf, len, loaded))
 			b->fixed += cfg.load_use;	/* waits for the load's data */

@@ -33,6 +33,85 @@
 #include "internal.h"
 #include "mmio_fence.h"
 
+/* ---- system calls ------------------------------------------------------ */
+
+/*
+ * The kernel's msghdr and cmsghdr have size_t lengths where musl's 64-bit
+ * ones have an int and padding, which the C library clears before its
+ * system calls (a program's msghdr on the stack has whatever was there).
+ * The library's own calls do the same.
+ */
+#if !defined(__GLIBC__) && __LONG_MAX > 0x7fffffff
+#define MSGHDR_PADS 1
+#endif
+
+#define SANE_CMSG_MAX 1024
+
+ssize_t sys_sendmsg(int fd, const struct msghdr *m, int flags)
+{
+#ifdef MSGHDR_PADS
+	union {
+		struct cmsghdr align;
+		unsigned char b[SANE_CMSG_MAX];
+	} ctl;
+	struct msghdr h;
+	struct cmsghdr *cm;
+
+	if (m && (uintptr_t)m >= 4096) {
+		h = *m;
+		h.__pad1 = 0;
+		h.__pad2 = 0;
+		if (h.msg_control && h.msg_controllen) {
+			if (h.msg_controllen > sizeof(ctl.b)) {
+				errno = ENOMEM;
+				return -1;
+			}
+			memcpy(ctl.b, h.msg_control, h.msg_controllen);
+			h.msg_control = ctl.b;
+			for (cm = CMSG_FIRSTHDR(&h); cm; cm = CMSG_NXTHDR(&h, cm))
+				cm->__pad1 = 0;
+		}
+		m = &h;
+	}
+#endif
+	return syscall(SYS_sendmsg, fd, m, flags);
+}
+
+ssize_t sys_recvmsg(int fd, struct msghdr *m, int flags)
+{
+#ifdef MSGHDR_PADS
+	struct msghdr h;
+	ssize_t r;
+
+	if (m && (uintptr_t)m >= 4096) {
+		h = *m;
+		h.__pad1 = 0;
+		h.__pad2 = 0;
+		r = syscall(SYS_recvmsg, fd, &h, flags);
+		if (r >= 0) {
+			m->msg_namelen = h.msg_namelen;
+			m->msg_controllen = h.msg_controllen;
+			m->msg_flags = h.msg_flags;
+		}
+		return r;
+	}
+#endif
+	return syscall(SYS_recvmsg, fd, m, flags);
+}
+
+/* the batched calls' headers, in place (as the C library does) */
+void mmsg_clear_pads(struct mmsghdr *v, unsigned int n)
+{
+#ifdef MSGHDR_PADS
+	if (!v || (uintptr_t)v < 4096)
+		return;
+	for (; n; n--, v++) {
+		v->msg_hdr.__pad1 = 0;
+		v->msg_hdr.__pad2 = 0;
+	}
+#endif
+}
+
 /* ---- the row ------------------------------------------------------------ */
 
 static void conn_unmap(struct conn *c)
@@ -46,14 +125,14 @@ void stats_fill(struct conn *c, struct accio_stats *st)
 {
 	*st = *c->st;
 	st->row = c->r.index;
-	st->owner_asid = c->r.regs[ACCIO_ROW_OWNER_ASID / 8];
-	st->rx_pkts = c->r.regs[ACCIO_ROW_RX_PKTS / 8];
-	st->rx_bytes = c->r.regs[ACCIO_ROW_RX_BYTES / 8];
-	st->rx_drops = c->r.regs[ACCIO_ROW_RX_DROPS / 8];
-	st->tx_pkts = c->r.regs[ACCIO_ROW_TX_PKTS / 8];
-	st->tx_bytes = c->r.regs[ACCIO_ROW_TX_BYTES / 8];
-	st->tx_errors = c->r.regs[ACCIO_ROW_TX_ERRORS / 8];
-	st->prot_faults = c->r.regs[ACCIO_ROW_PROT_FAULTS / 8];
+	st->owner_asid = row_reg(&c->r, ACCIO_ROW_OWNER_ASID);
+	st->rx_pkts = row_reg(&c->r, ACCIO_ROW_RX_PKTS);
+	st->rx_bytes = row_reg(&c->r, ACCIO_ROW_RX_BYTES);
+	st->rx_drops = row_reg(&c->r, ACCIO_ROW_RX_DROPS);
+	st->tx_pkts = row_reg(&c->r, ACCIO_ROW_TX_PKTS);
+	st->tx_bytes = row_reg(&c->r, ACCIO_ROW_TX_BYTES);
+	st->tx_errors = row_reg(&c->r, ACCIO_ROW_TX_ERRORS);
+	st->prot_faults = row_reg(&c->r, ACCIO_ROW_PROT_FAULTS);
 }
 
 /*
@@ -77,6 +156,20 @@ static int ifindex_of(int fd, uint32_t ip)
 			return ifr[i].ifr_ifindex;
 	}
 	return 0;
+}
+
+/*
+ * The ring for a socket buffer of bytes: the power of two at least that
+ * large (Linux charges each datagram more than its record takes, so the
+ * ring holds at least as many), 4 KiB to 1 MiB.
+ */
+uint32_t ring_size_for(int bytes)
+{
+	uint32_t r = 4096;
+
+	while (r < (uint32_t)bytes && r < (1u << 20))
+		r <<= 1;
+	return r;
 }
 
 /*
@@ -121,10 +214,10 @@ int conn_create(struct sock *s)
 	fd_mark_rowfd(c->r.fd, 1);
 	rlock_init(&c->rx_lock);
 	rlock_init(&c->tx_lock);
-	c->rx_rptr = c->r.regs[ACCIO_ROW_RX_RPTR / 8];
-	c->tx_wptr = c->r.regs[ACCIO_ROW_TX_WPTR / 8];
-	c->tx_rptr_seen = c->r.regs[ACCIO_ROW_TX_RPTR / 8];
-	c->win_next = c->r.regs[ACCIO_ROW_MMIO_TX_NEXT / 8];
+	c->rx_rptr = row_reg(&c->r, ACCIO_ROW_RX_RPTR);
+	c->tx_wptr = row_reg(&c->r, ACCIO_ROW_TX_WPTR);
+	c->tx_rptr_seen = row_reg(&c->r, ACCIO_ROW_TX_RPTR);
+	c->win_next = row_reg(&c->r, ACCIO_ROW_MMIO_TX_NEXT);
 	/*
 	 * Datagrams that reached the socket before the row existed (or that
 	 * an earlier row handed back) are older than any in the ring: they
@@ -134,7 +227,7 @@ int conn_create(struct sock *s)
 	c->backlog = socket_readable(s->fd);
 	stats_attach(c, s->fd);
 	__atomic_store_n(&s->conn, c, __ATOMIC_RELEASE);
-	epoll_migrate(s, c->r.fd);
+	fd_hooks.row_moved(s, -1, c->r.fd);
 	return 0;
 }
 
@@ -157,79 +250,6 @@ int ensure_bound(int fd, uint16_t *lport)
 	}
 	*lport = ntohs(sa.sin_port);
 	return 0;
-}
-
-/* Why the kernel gave no row (conn_create's errno), for the statistics. */
-static int kpath_of_errno(int e)
-{
-	switch (e) {
-	case EALREADY:
-		return ACCIO_KPATH_SHARED;	/* another process's row */
-	case ENOSPC:
-		return ACCIO_KPATH_NOROW;
-	case EADDRNOTAVAIL:
-		return ACCIO_KPATH_NOTNIC;
-	default:
-		return ACCIO_KPATH_REFUSED;
-	}
-}
-
-#define SHARED_RETRY_US 100000
-
-/*
- * Policy-driven acceleration, tried once per socket. may_bind: a send may
- * bind an unbound socket (the kernel would too); a receive may not. A
- * socket open at a fork gets a row only for a receive (fdtable.c); one
- * whose row another process holds tries again at most every 100 ms.
- */
-void maybe_accelerate(int fd, int may_bind)
-{
-	struct sockaddr_in sa;
-	socklen_t sl = sizeof(sa);
-	uint16_t lport, rport = 0;
-	struct sock *s = fd_sock_classify(fd);
-	int saved = errno;
-
-	if (!s || s->conn)
-		return;
-	if (s->kpath == ACCIO_KPATH_SHARED) {
-		if (may_bind || now_us() < s->retry_at)
-			return;
-	} else if (s->tried || (s->forked && may_bind)) {
-		return;
-	}
-	if (!may_bind && (syscall(SYS_getsockname, fd, &sa, &sl) < 0 || !sa.sin_port)) {
-		errno = saved;
-		return;
-	}
-	pthread_mutex_lock(&accio_table_lock);
-	if (s->conn || fd_sock(fd) != s ||
-	    (s->tried && s->kpath != ACCIO_KPATH_SHARED)) {
-		pthread_mutex_unlock(&accio_table_lock);
-		errno = saved;
-		return;
-	}
-	s->tried = 1;
-	sl = sizeof(sa);
-	if (syscall(SYS_getpeername, fd, &sa, &sl) == 0)
-		rport = ntohs(sa.sin_port);
-	if (ensure_bound(fd, &lport) < 0 || !policy_wants(lport, rport)) {
-		/* not ours to accelerate */
-	} else if (uring_in_process()) {
-		s->kpath = ACCIO_KPATH_IO_URING;
-		stats_attach_kernel(s);
-	} else if (sock_may_accelerate(s)) {
-		if (conn_create(s) == 0) {
-			stats_detach_kernel(s);
-			s->kpath = 0;
-		} else {
-			s->kpath = kpath_of_errno(errno);
-			s->retry_at = now_us() + SHARED_RETRY_US;
-			stats_attach_kernel(s);
-		}
-	}
-	pthread_mutex_unlock(&accio_table_lock);
-	errno = saved;
 }
 
 static void stats_print(struct conn *c, int fd)
@@ -285,7 +305,7 @@ static void tx_drain(struct conn *c, unsigned int ms)
 {
 	uint64_t end = now_us() + ms * 1000ull, now;
 
-	while (c->tx_wptr != c->r.regs[ACCIO_ROW_TX_RPTR / 8]) {
+	while (c->tx_wptr != row_reg(&c->r, ACCIO_ROW_TX_RPTR)) {
 		now = now_us();
 		if (now >= end ||
 		    accio_row_wait(c->r.fd, ACCIO_WAIT_TX, c->r.tx_bytes,
@@ -317,7 +337,7 @@ void conn_release(struct sock *s, int closing)
 		stats_print(c, s->fd);
 	stats_detach(c);
 	if (!closing)
-		epoll_restore(s, c->r.fd);
+		fd_hooks.row_moved(s, c->r.fd, -1);
 	conn_unmap(c);
 	c->dead = 1;
 	rlock_release(&c->tx_lock);
@@ -441,7 +461,7 @@ static int bad_iov(const struct iovec *iov, int iovcnt)
 
 int rx_empty(struct conn *c)
 {
-	return c->r.regs[ACCIO_ROW_RX_WPTR / 8] == c->rx_rptr;
+	return row_reg(&c->r, ACCIO_ROW_RX_WPTR) == c->rx_rptr;
 }
 
 /* ---- transmit timestamps ---------------------------------------------- */
@@ -472,9 +492,9 @@ static int tx_stamp_read(struct conn *c, uint64_t seq, uint64_t *ns)
 	int tries;
 
 	for (tries = 0; tries < 4; tries++) {
-		a = c->r.regs[ACCIO_ROW_TX_PKTS / 8];
-		*ns = c->r.regs[ACCIO_ROW_TX_TSTAMP / 8];
-		b = c->r.regs[ACCIO_ROW_TX_PKTS / 8];
+		a = row_reg(&c->r, ACCIO_ROW_TX_PKTS);
+		*ns = row_reg(&c->r, ACCIO_ROW_TX_TSTAMP);
+		b = row_reg(&c->r, ACCIO_ROW_TX_PKTS);
 		if (a != b)
 			continue;
 		return a == seq ? 1 : a < seq ? 0 : -1;
@@ -814,7 +834,7 @@ static ssize_t ring_recv(struct conn *c, struct rx_args *a)
 		/* the kernel drops a datagram it cannot copy out, too */
 		if (!(a->flags & MSG_PEEK)) {
 			c->rx_rptr += rec_rx_bytes(len);
-			c->r.regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
+			row_reg_write(&c->r, ACCIO_ROW_RX_RPTR, c->rx_rptr);
 		}
 		errno = EFAULT;
 		return -1;
@@ -842,7 +862,7 @@ static ssize_t ring_recv(struct conn *c, struct rx_args *a)
 	}
 	if (!(a->flags & MSG_PEEK)) {
 		c->rx_rptr += rec_rx_bytes(len);
-		c->r.regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
+		row_reg_write(&c->r, ACCIO_ROW_RX_RPTR, c->rx_rptr);
 		c->st->rx_ring++;
 	}
 	return (a->flags & MSG_TRUNC) ? len : done;
@@ -922,7 +942,7 @@ static __attribute__((noinline)) ssize_t recv_general(struct conn *c, struct rx_
 		if (c->zc_rx) {
 			/* a zero-copy datagram is held: the next one is after it */
 			c->rx_rptr += c->zc_rx;
-			c->r.regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
+			row_reg_write(&c->r, ACCIO_ROW_RX_RPTR, c->rx_rptr);
 			c->zc_rx = 0;
 		}
 		if (c->backlog) {
@@ -951,10 +971,10 @@ static __attribute__((noinline)) ssize_t recv_general(struct conn *c, struct rx_
 		if (spin > 0) {
 			uint64_t end = spin_clock_us() + spin;
 
-			spin_begin();
+			count_pause();
 			while ((empty = rx_empty(c)) && spin_clock_us() < end)
 				;
-			spin_end();
+			count_resume();
 			if (!empty)
 				break;	/* the datagram came while spinning */
 		}
@@ -1066,7 +1086,7 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 		return recv_unlock_general(c, a);
 	/* under the lock: another thread may have taken a datagram meanwhile */
 	rptr = c->rx_rptr;
-	wptr = c->r.regs[ACCIO_ROW_RX_WPTR / 8];
+	wptr = row_reg(&c->r, ACCIO_ROW_RX_WPTR);
 	if (wptr == rptr) {
 		if (c->kernel_pending || c->sock->nonblock || (a->flags & MSG_DONTWAIT) ||
 		    ((accio_cfg.spin_us > 0 || accio_cfg.spin_auto) && tb_khz <= 1))
@@ -1082,15 +1102,15 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 		/* auto: the budget learnt, 0 (sleep at once) when none */
 		end = now + (uint64_t)(accio_cfg.spin_auto ? auto_spin_us(c) : accio_cfg.spin_us) *
 			    tb_khz / 1000;
-		spin_begin();
-		while ((wptr = c->r.regs[ACCIO_ROW_RX_WPTR / 8]) == rptr) {
+		count_pause();
+		while ((wptr = row_reg(&c->r, ACCIO_ROW_RX_WPTR)) == rptr) {
 #if defined(__riscv)
 			__asm__ volatile("rdtime %0" : "=r"(now));
 #endif
 			if (now >= end)
 				break;
 		}
-		spin_end();
+		count_resume();
 		if (wptr == rptr) {
 			if (!accio_cfg.spin_auto)
 				return recv_sleep(c, a);	/* spun enough */
@@ -1155,7 +1175,7 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 	}
 	if (!(a->flags & MSG_PEEK)) {
 		c->rx_rptr = rptr + rec_rx_bytes(len);
-		c->r.regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
+		row_reg_write(&c->r, ACCIO_ROW_RX_RPTR, c->rx_rptr);
 		c->st->rx_ring++;
 	}
 	if (__atomic_exchange_n(&c->rx_lock.v, 0, __ATOMIC_RELEASE) == 2)
@@ -1195,7 +1215,7 @@ int dest_ok(struct conn *c, uint32_t ip)
 
 static uint64_t tx_used(struct conn *c)
 {
-	c->tx_rptr_seen = c->r.regs[ACCIO_ROW_TX_RPTR / 8];
+	c->tx_rptr_seen = row_reg(&c->r, ACCIO_ROW_TX_RPTR);
 	return c->tx_wptr - c->tx_rptr_seen;
 }
 
@@ -1218,10 +1238,10 @@ int tx_room(struct conn *c, uint32_t rec, int nonblock)
 		if (accio_cfg.spin_us > 0 && !spun) {
 			uint64_t end = spin_clock_us() + accio_cfg.spin_us;
 
-			spin_begin();
+			count_pause();
 			while (tx_used(c) + rec > c->r.tx_bytes && spin_clock_us() < end)
 				;
-			spin_end();
+			count_resume();
 			spun = 1;
 			continue;
 		}
@@ -1235,8 +1255,8 @@ void tx_publish(struct conn *c, uint32_t rec)
 {
 	c->tx_wptr += rec;
 	wmb_io();
-	c->r.regs[ACCIO_ROW_TX_WPTR / 8] = c->tx_wptr;
-	c->r.regs[ACCIO_ROW_DOORBELL / 8] = 1;
+	row_reg_write(&c->r, ACCIO_ROW_TX_WPTR, c->tx_wptr);
+	row_doorbell(&c->r);
 }
 
 /* A record of rec bytes is in the ring: publish it, count it, unlock. */

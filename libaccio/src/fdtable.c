@@ -9,30 +9,14 @@
  * Descriptors the library did not see created (inherited across exec,
  * created by a raw system call) are learnt on first use with getsockopt.
  *
- * fork: a row has one reader, the process that owns it. By default
- * (ACCIO_FORK unset or "reader") every UDP socket that exists at fork()
- * leaves its row in the parent before the fork - the row is released and
- * the kernel hands datagrams still in the RX ring back to the socket - and
- * the first process that then receives on it (recv*, read, epoll_ctl) takes
- * a new row: the child of a prefork server that serves while its parent
- * waits, or the parent that keeps serving while its child does something
- * else. Sending does not take the row, so a process that only sends never
- * starves one that receives. The other processes reach the socket through
- * the kernel, which gives them what the engine does not take (nothing
- * while the row exists), and try for the row again at most every 100 ms
- * while they receive: when its owner exits or closes the socket, the next
- * receiver takes it over. `accio stat` shows them as "shared".
- * ACCIO_FORK=release: both processes use the socket through the kernel
- * from then on. ACCIO_FORK=keep, and sockets the program accelerated itself
- * (accio_accelerate), keep the parent's row; the child then reaches such a
- * socket only through the kernel, which sees no datagram while the parent
- * owns the row.
+ * The table calls nothing of the library: what follows from its events (a
+ * socket's last close releases its row, epoll registrations of a closed
+ * descriptor go) is done by the layers above, through fd_hooks.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -40,6 +24,27 @@
 
 struct fdent *fd_chunks[FD_NCHUNKS];
 pthread_mutex_t accio_table_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void no_sock_event(struct sock *s)
+{
+}
+
+static void no_fd_event(int fd)
+{
+}
+
+static void no_row_event(struct sock *s, int from, int to)
+{
+}
+
+/* Nothing to do until a layer above sets its own. */
+struct fd_hooks fd_hooks = {
+	.sock_made = no_sock_event,
+	.sock_renamed = no_sock_event,
+	.sock_closed = no_sock_event,
+	.fd_closed = no_fd_event,
+	.row_moved = no_row_event,
+};
 
 static struct fdent *ent_new(int fd)
 {
@@ -101,15 +106,11 @@ static void sock_unref(struct sock *s, int fd)
 	if (--s->refs > 0) {
 		if (s->fd == fd) {
 			s->fd = other_fd(s, fd);
-			if (s->conn)
-				stats_attach(s->conn, s->fd);
-			else if (s->slot >= 0)
-				stats_attach_kernel(s);
+			fd_hooks.sock_renamed(s);
 		}
 		return;
 	}
-	conn_release(s, 1);
-	sock_kernel_done(s);
+	fd_hooks.sock_closed(s);
 	free(s);
 }
 
@@ -124,7 +125,7 @@ static void forget_locked(int fd)
 	s = e->sock;
 	__atomic_store_n(&e->sock, NULL, __ATOMIC_RELEASE);
 	e->kind = FD_UNKNOWN;
-	epoll_forget(fd);
+	fd_hooks.fd_closed(fd);
 	if (s)
 		sock_unref(s, fd);
 }
@@ -163,8 +164,8 @@ void fd_new_socket(int fd, int family, int udp, int nonblock)
 		if (udp)
 			__atomic_store_n(&e->sock, udp_sock_new(fd, family, nonblock),
 					 __ATOMIC_RELEASE);
-		if (e->sock && e->sock->kpath)
-			stats_attach_kernel(e->sock);	/* in `accio stat` at once */
+		if (e->sock)
+			fd_hooks.sock_made(e->sock);
 	}
 	pthread_mutex_unlock(&accio_table_lock);
 }
@@ -275,95 +276,18 @@ void fd_foreach_sock(void (*fn)(struct sock *))
 	}
 }
 
-/*
- * After a fork, in both processes: a socket that was open at the fork may
- * take a row again only by receiving (ACCIO_FORK=reader), or never
- * (release).
- */
-static void fork_mark(struct sock *s)
-{
-	if (s->kpath == ACCIO_KPATH_IPV6 || s->kpath >= ACCIO_KPATH_FIRST_OPTION)
-		return;		/* on the kernel path for its own reasons */
-	s->forked = 1;
-	if (accio_cfg.fork_mode == FORK_RELEASE) {
-		s->kpath = ACCIO_KPATH_FORK;
-		s->tried = 1;
-	} else {
-		s->kpath = 0;
-		s->tried = 0;
-	}
-}
-
-static void fork_release(struct sock *s)
-{
-	if (s->explicit_accel || accio_cfg.fork_mode == FORK_KEEP)
-		return;		/* the parent keeps its row */
-	conn_release(s, 0);
-	fork_mark(s);
-}
-
-void fd_fork_prepare(void)
-{
-	lib_init();
-	pthread_mutex_lock(&accio_table_lock);
-	fd_foreach_sock(fork_release);
-}
-
-/* The parent's sockets without a row: their statistics slots as they were. */
-static void fork_parent_stats(struct sock *s)
-{
-	if (!s->conn && s->kpath)
-		stats_attach_kernel(s);
-	else if (!s->conn)
-		stats_detach_kernel(s);
-}
-
-void fd_fork_parent(void)
-{
-	fd_foreach_sock(fork_parent_stats);
-	pthread_mutex_unlock(&accio_table_lock);
-}
-
-/*
- * The child has neither the row mappings (never inherited) nor the rows,
- * nor the parent's statistics file: a socket the parent kept its row for
- * (keep) is the parent's, the others are the child's to take.
- */
-static void fork_forget_conn(struct sock *s)
-{
-	struct conn *c = s->conn;
-
-	s->slot = -1;
-	memset(&s->kst, 0, sizeof(s->kst));
-	if (!c) {
-		if (!s->forked)
-			fork_mark(s);
-		return;
-	}
-	s->conn = NULL;
-	s->forked = 1;
-	s->kpath = ACCIO_KPATH_SHARED;
-	s->tried = 1;
-	s->retry_at = 0;
-	free(c->bounce);
-	free(c);
-}
-
-void fd_fork_child(void)
+/* Every row fd an ordinary descriptor: a forked child's, which has no rows. */
+void fd_unmark_rowfds(void)
 {
 	struct fdent *c;
 	int i, j;
 
-	stats_forget_after_fork();
-	fd_foreach_sock(fork_forget_conn);
-	/* inherited row fds are ordinary descriptors of the child */
 	for (i = 0; i < FD_NCHUNKS; i++) {
 		c = fd_chunks[i];
 		for (j = 0; c && j < FD_CHUNK; j++)
 			if (c[j].kind == FD_ROW)
 				c[j].kind = FD_UNKNOWN;
 	}
-	pthread_mutex_init(&accio_table_lock, NULL);
 }
 
 /* The lowest row fd in [from, last], or -1. */
@@ -380,34 +304,4 @@ int fd_next_rowfd(unsigned int from, unsigned int last)
 			return fd;
 	}
 	return -1;
-}
-
-static int move_from = -1;
-
-static void move_one(struct sock *s)
-{
-	struct conn *c = s->conn;
-	int n;
-
-	if (!c || c->r.fd != move_from)
-		return;
-	n = syscall(SYS_fcntl, move_from, F_DUPFD_CLOEXEC, 0);
-	if (n < 0)
-		return;
-	epoll_restore(s, move_from);
-	fd_mark_rowfd(move_from, 0);
-	fd_mark_rowfd(n, 1);
-	syscall(SYS_close, move_from);
-	c->r.fd = n;
-	epoll_migrate(s, n);
-}
-
-/* A program dups onto the number of a row fd: the row fd moves first. */
-void fd_move_rowfd(int fd)
-{
-	pthread_mutex_lock(&accio_table_lock);
-	move_from = fd;
-	fd_foreach_sock(move_one);
-	move_from = -1;
-	pthread_mutex_unlock(&accio_table_lock);
 }

@@ -1,24 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libaccio internals, shared by its parts:
+ * libaccio internals, shared by its parts. The parts are in layers; a part
+ * calls only parts of the layers below it and, within its layer, those
+ * listed before it:
  *
- *   posix.c      the interposed POSIX surface (socket calls, read/write,
- *                dup and close families, fcntl/ioctl, fortified entries)
- *   fdtable.c    descriptors: which are UDP sockets, which share a socket
- *                (dup), inherited ones, fork
- *   conn.c       an accelerated socket: its row, rings, waits, the receive
- *                and transmit paths, transmit timestamps
- *   readiness.c  poll, select and epoll over rows and kernel descriptors
- *   zerocopy.c   the zero-copy API of accio.h
- *   sockopt.c    socket options: those a row reproduces, and those that
- *                keep a socket on the kernel path
- *   policy.c     the library's start, what to accelerate, statistics and
- *                the per-process statistics file read by `accio stat`
- *
- * and the bottom layer, which calls none of them:
- *
+ * bottom, which calls nothing of the library:
  *   row.c        one ICT row: SIOCACCIO, mappings, records, the wait
  *   config.c     the settings from the environment
+ *
+ * the table, which calls nothing of the library either and tells the
+ * layers above of its events through fd_hooks:
+ *   fdtable.c    descriptors: which are UDP sockets, which share a socket
+ *                (dup), inherited ones, row fds
+ *
+ * middle:
+ *   stats.c      the per-process statistics file read by `accio stat`
+ *   conn.c       an accelerated socket: its row, rings, waits, the receive
+ *                and transmit paths, transmit timestamps
+ *   sockopt.c    socket options: those a row reproduces, and those that
+ *                keep a socket on the kernel path
+ *   fork.c       which process keeps or takes a socket's row at fork
+ *   policy.c     the library's start and exit, what to accelerate, io_uring,
+ *                the calls of accio.h other than zero copy
+ *
+ * top, the interposed calls and the zero-copy API:
+ *   readiness.c  poll, select and epoll over rows and kernel descriptors
+ *   zerocopy.c   the zero-copy API of accio.h
+ *   posix.c      the interposed POSIX surface (socket calls, read/write,
+ *                dup and close families, fcntl/ioctl, fortified entries)
  */
 #ifndef ACCIO_INTERNAL_H
 #define ACCIO_INTERNAL_H
@@ -33,6 +42,7 @@
 
 #include "accio.h"
 #include "config.h"
+#include "prof_marks.h"	/* a busy-wait is waiting: count_pause, count_resume */
 #include "row.h"
 #include "statfile.h"
 
@@ -176,11 +186,6 @@ struct sock {
 #define RXCM_TSNS	0x08	/* SO_TIMESTAMPNS: struct timespec */
 #define RXCM_TSNEW	0x10	/* the _NEW forms of the timestamp messages */
 
-/* ---- sockopt.c ---- */
-HIDDEN void sock_setopt(struct sock *s, int level, int name);
-HIDDEN int sock_may_accelerate(struct sock *s);	/* table lock held */
-HIDDEN uint32_t ring_size_for(int bytes);
-
 enum { FD_UNKNOWN, FD_OTHER, FD_UDP };
 
 /* ---- fdtable.c ---- */
@@ -230,17 +235,36 @@ static inline struct sock *fd_sock_classify(int fd)
 	return fd_sock_learn(fd);
 }
 HIDDEN void fd_new_socket(int fd, int family, int udp, int nonblock);
-HIDDEN void fd_forget(int fd);			/* closed (table lock held) */
+HIDDEN void fd_forget(int fd);			/* closed */
 HIDDEN void fd_dup(int oldfd, int newfd);	/* newfd now refers to oldfd's file */
 HIDDEN void fd_close_range(unsigned int first, unsigned int last);
 HIDDEN int fd_is_rowfd(int fd);
 HIDDEN void fd_mark_rowfd(int fd, int on);
-HIDDEN void fd_move_rowfd(int fd);
+HIDDEN void fd_unmark_rowfds(void);
 HIDDEN int fd_next_rowfd(unsigned int from, unsigned int last);
-HIDDEN void fd_foreach_sock(void (*fn)(struct sock *));
-HIDDEN void fd_fork_prepare(void);
-HIDDEN void fd_fork_parent(void);
-HIDDEN void fd_fork_child(void);
+HIDDEN void fd_foreach_sock(void (*fn)(struct sock *));	/* table lock held */
+
+/*
+ * What follows from the table's events is the layers' above (policy.c sets
+ * the socket events at the library's start, readiness.c the others with
+ * its first epoll registration). Called with the table lock held; until
+ * set, they do nothing.
+ */
+struct fd_hooks {
+	/* socket() made s */
+	void (*sock_made)(struct sock *s);
+	/* s->fd, s's descriptor for system calls, is now another of its own */
+	void (*sock_renamed)(struct sock *s);
+	/* s's last descriptor is closed: s is freed on return */
+	void (*sock_closed)(struct sock *s);
+	/* fd is closed, or refers to another file now (dup2, a new socket) */
+	void (*fd_closed)(int fd);
+	/* s's kernel waits move from one descriptor to another: its row fd
+	 * (from -1: it had none, to -1: it has none, its own descriptors) */
+	void (*row_moved)(struct sock *s, int from, int to);
+};
+
+HIDDEN extern struct fd_hooks fd_hooks;
 
 static inline struct conn *sock_conn(struct sock *s)
 {
@@ -252,11 +276,26 @@ static inline struct conn *conn_of(int fd)
 	return sock_conn(fd_sock(fd));
 }
 
+/* ---- stats.c ---- */
+HIDDEN void stats_attach(struct conn *c, int fd);	/* table lock held */
+HIDDEN void stats_detach(struct conn *c);
+HIDDEN void stats_attach_kernel(struct sock *s);	/* table lock held */
+HIDDEN void stats_detach_kernel(struct sock *s);	/* table lock held */
+HIDDEN void sock_kernel_done(struct sock *s);		/* closed or exiting */
+HIDDEN ssize_t kernel_io(int fd, int tx, ssize_t n);	/* count a kernel-path call */
+HIDDEN ssize_t kernel_io_n(int fd, int tx, ssize_t n);	/* ... of n datagrams */
+HIDDEN void stats_forget_after_fork(void);
+HIDDEN void stats_file_remove(void);			/* at exit */
+
 /* ---- conn.c ---- */
-HIDDEN int conn_create(struct sock *s);
+HIDDEN int conn_create(struct sock *s);			/* table lock held */
 HIDDEN void conn_release(struct sock *s, int closing);	/* table lock held */
-HIDDEN void maybe_accelerate(int fd, int may_bind);
 HIDDEN int ensure_bound(int fd, uint16_t *lport);
+HIDDEN uint32_t ring_size_for(int bytes);
+/* system calls with a program's msghdr: musl's padding cleared first */
+HIDDEN ssize_t sys_sendmsg(int fd, const struct msghdr *m, int flags);
+HIDDEN ssize_t sys_recvmsg(int fd, struct msghdr *m, int flags);
+HIDDEN void mmsg_clear_pads(struct mmsghdr *v, unsigned int n);
 HIDDEN void stats_fill(struct conn *c, struct accio_stats *st);
 HIDDEN int rx_empty(struct conn *c);
 HIDDEN int conn_wait(struct conn *c, int dir, uint32_t need, uint64_t deadline);
@@ -304,25 +343,6 @@ HIDDEN uint64_t now_us(void);
 HIDDEN uint64_t spin_clock_us(void);	/* the time CSR in us where known */
 HIDDEN uint64_t hw_clock_ns(void);	/* the time CSR in ns, 0: unknown */
 
-/*
- * A busy-wait is waiting, not work: eval/breakdown.py's instruction counter
- * stops counting between these two hints (RISC-V "slti x0, x0, imm", a
- * no-op designated for custom use).
- */
-static inline void spin_begin(void)
-{
-#if defined(__riscv)
-	__asm__ volatile(".4byte 0x00302013");
-#endif
-}
-
-static inline void spin_end(void)
-{
-#if defined(__riscv)
-	__asm__ volatile(".4byte 0x00402013");
-#endif
-}
-
 struct rx_args {
 	int fd;			/* the descriptor the call came on */
 	struct iovec *iov;
@@ -339,28 +359,20 @@ HIDDEN ssize_t conn_send(struct conn *c, int fd, const void *buf, size_t len, in
 			 const struct sockaddr *to, socklen_t tolen);
 HIDDEN ssize_t errqueue_recv(struct conn *c, int fd, struct msghdr *msg, int flags);
 
-/* ---- posix.c ---- */
-/* system calls with a program's msghdr: musl's padding cleared first */
-HIDDEN ssize_t sys_sendmsg(int fd, const struct msghdr *m, int flags);
-HIDDEN ssize_t sys_recvmsg(int fd, struct msghdr *m, int flags);
-HIDDEN void mmsg_clear_pads(struct mmsghdr *v, unsigned int n);
+/* ---- sockopt.c ---- */
+HIDDEN void sock_setopt(struct sock *s, int level, int name);
+HIDDEN int sock_may_accelerate(struct sock *s);	/* table lock held */
 
-/* ---- readiness.c ---- */
-HIDDEN void epoll_migrate(struct sock *s, int rowfd);
-HIDDEN void epoll_restore(struct sock *s, int rowfd);
-HIDDEN void epoll_forget(int fd);
+/* ---- fork.c: pthread_atfork's handlers ---- */
+HIDDEN void fork_prepare(void);
+HIDDEN void fork_parent(void);
+HIDDEN void fork_child(void);
 
 /* ---- policy.c ---- */
 HIDDEN void lib_init(void);
-HIDDEN int policy_wants(uint16_t lport, uint16_t rport);
-HIDDEN int uring_in_process(void);	/* table lock held */
-HIDDEN void stats_attach(struct conn *c, int fd);
-HIDDEN void stats_detach(struct conn *c);
-HIDDEN void stats_forget_after_fork(void);
-HIDDEN void stats_attach_kernel(struct sock *s);	/* table lock held */
-HIDDEN void stats_detach_kernel(struct sock *s);	/* table lock held */
-HIDDEN ssize_t kernel_io(int fd, int tx, ssize_t n);	/* count a kernel-path call */
-HIDDEN ssize_t kernel_io_n(int fd, int tx, ssize_t n);	/* ... of n datagrams */
-HIDDEN void sock_kernel_done(struct sock *s);		/* closed or exiting */
+HIDDEN void maybe_accelerate(int fd, int may_bind);
+
+/* ---- readiness.c ---- */
+HIDDEN void epoll_follow(struct sock *s, int from, int to);	/* table lock held */
 
 #endif /* ACCIO_INTERNAL_H */

@@ -1,26 +1,52 @@
 // SPDX-License-Identifier: MIT
 /*
- * What to accelerate (config.h: the environment), the library's start and exit, the
- * public calls of accio.h other than zero copy, and the per-process
- * statistics file (statfile.h) that `accio stat` reads.
+ * The library's start and exit, what to accelerate (config.h: the
+ * environment), io_uring, and the public calls of accio.h other than zero
+ * copy. The top of the middle layer: the descriptor table's socket events
+ * are handled here.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
-#include "statfile.h"
+
+/* ---- the descriptor table's socket events (table lock held) ------------ */
+
+/* A socket the program made on the kernel path (IPv6): in `accio stat` at once. */
+static void sock_made(struct sock *s)
+{
+	if (s->kpath)
+		stats_attach_kernel(s);
+}
+
+/* Its statistics slot names the descriptor it is known by. */
+static void sock_renamed(struct sock *s)
+{
+	if (s->conn)
+		stats_attach(s->conn, s->fd);
+	else if (s->slot >= 0)
+		stats_attach_kernel(s);
+}
+
+/* Its last descriptor is closed, or the process exits. */
+static void sock_closed(struct sock *s)
+{
+	conn_release(s, 1);
+	sock_kernel_done(s);
+}
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
+/*
+ * The settings, and what the table's socket events do: at the library's
+ * start (accio_ctor), at the latest before a first row (policy_wants).
+ */
 static void init(void)
 {
 #ifdef ACCIO_SHARED
@@ -29,6 +55,9 @@ static void init(void)
 	const char *accel = "none";	/* linked in: the app opts in itself */
 #endif
 	config_read(&accio_cfg, getenv, accel, WIN_BYTES - ACCIO_TX_HDR);
+	fd_hooks.sock_made = sock_made;
+	fd_hooks.sock_renamed = sock_renamed;
+	fd_hooks.sock_closed = sock_closed;
 }
 
 void lib_init(void)
@@ -36,201 +65,10 @@ void lib_init(void)
 	pthread_once(&init_once, init);
 }
 
-int policy_wants(uint16_t lport, uint16_t rport)
+static int policy_wants(uint16_t lport, uint16_t rport)
 {
 	lib_init();
 	return config_wants(&accio_cfg, lport, rport);
-}
-
-/* ---- the statistics file ---------------------------------------------- */
-
-static struct accio_statfile *statfile;
-static int statfile_failed;
-static char statfile_path[256];
-
-static struct accio_statfile *statfile_open(void)
-{
-	const char *dir = getenv("ACCIO_STAT_DIR");
-	struct accio_statfile *f;
-	int fd, i;
-
-	if (statfile || statfile_failed)
-		return statfile;
-	statfile_failed = 1;
-	if (!dir || !*dir)
-		dir = ACCIO_STATFILE_DIR;
-	mkdir(dir, 01777);	/* exists already, as a rule */
-	if (snprintf(statfile_path, sizeof(statfile_path), "%s/%d", dir,
-		     (int)getpid()) >= (int)sizeof(statfile_path))
-		return NULL;
-	fd = open(statfile_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return NULL;
-	if (ftruncate(fd, sizeof(*f)) < 0) {
-		syscall(SYS_close, fd);
-		unlink(statfile_path);
-		return NULL;
-	}
-	f = mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	syscall(SYS_close, fd);
-	if (f == MAP_FAILED) {
-		unlink(statfile_path);
-		return NULL;
-	}
-	f->pid = getpid();
-	f->nslots = ACCIO_STATFILE_SLOTS;
-	for (i = 0; i < ACCIO_STATFILE_SLOTS; i++)
-		f->slot[i].fd = -1;
-	memcpy(f->magic, ACCIO_STATFILE_MAGIC, 8);
-	statfile = f;
-	statfile_failed = 0;
-	return f;
-}
-
-/* A free slot of the file, or -1 (counted in overflow). Table lock held. */
-static int free_slot(struct accio_statfile *f)
-{
-	int i;
-
-	for (i = 0; i < ACCIO_STATFILE_SLOTS; i++)
-		if (f->slot[i].fd < 0)
-			return i;
-	f->overflow++;
-	return -1;
-}
-
-/* Count the connection in the file (table lock held); fd: its descriptor. */
-void stats_attach(struct conn *c, int fd)
-{
-	struct accio_statfile *f = statfile_open();
-	int i;
-
-	if (!f)
-		return;
-	if (c->slot < 0) {
-		if ((i = free_slot(f)) < 0)
-			return;
-		c->slot = i;
-		f->slot[i].st = *c->st;
-		f->slot[i].st.row = c->r.index;
-		f->slot[i].rowfd = c->r.fd;
-		f->slot[i].kpath = ACCIO_KPATH_ROW;
-		c->st = &f->slot[i].st;
-	}
-	__atomic_store_n(&f->slot[c->slot].fd, fd, __ATOMIC_RELEASE);
-}
-
-/*
- * A socket on the kernel path for a reason (s->kpath) has a slot too, so
- * that `accio stat` shows it with the reason and its datagrams. Table lock
- * held.
- */
-void stats_attach_kernel(struct sock *s)
-{
-	struct accio_statfile *f = statfile_open();
-	int i;
-
-	if (!f || !s->kpath)
-		return;
-	if (s->slot < 0) {
-		if ((i = free_slot(f)) < 0)
-			return;
-		s->slot = i;
-		memset(&f->slot[i].st, 0, sizeof(f->slot[i].st));
-		f->slot[i].st.rx_kernel = s->kst.rx_kernel;
-		f->slot[i].st.tx_kernel = s->kst.tx_kernel;
-		f->slot[i].rowfd = 0;
-	}
-	f->slot[s->slot].kpath = s->kpath;
-	__atomic_store_n(&f->slot[s->slot].fd, s->fd, __ATOMIC_RELEASE);
-}
-
-void stats_detach_kernel(struct sock *s)
-{
-	if (s->slot < 0 || !statfile)
-		return;
-	s->kst = statfile->slot[s->slot].st;
-	__atomic_store_n(&statfile->slot[s->slot].fd, -1, __ATOMIC_RELEASE);
-	s->slot = -1;
-}
-
-/* A socket on the kernel path is closed, or the process exits. */
-void sock_kernel_done(struct sock *s)
-{
-	static const char *const names[] = ACCIO_KPATH_NAMES;
-	struct accio_stats st = s->kst;
-	char line[160];
-	int len;
-
-	if (!s->kpath || s->conn)
-		return;
-	if (s->slot >= 0 && statfile)
-		st = statfile->slot[s->slot].st;
-	if (accio_cfg.print_stats && s->kpath > 0 && s->kpath < ACCIO_KPATH_N) {
-		len = snprintf(line, sizeof(line),
-			       "accio: kernel-path fd=%d reason=%s rx_kernel=%llu tx_kernel=%llu\n",
-			       s->fd, names[s->kpath], (unsigned long long)st.rx_kernel,
-			       (unsigned long long)st.tx_kernel);
-		if (len > 0)
-			syscall(SYS_write, 2, line, (size_t)len);
-	}
-	stats_detach_kernel(s);
-}
-
-/* k datagrams of fd went through the kernel: count them. */
-static void count_kernel(int fd, int tx, ssize_t k)
-{
-	struct sock *s = fd_sock(fd);
-	struct accio_stats *st;
-	int saved = errno;
-
-	if (k <= 0 || !s || !s->kpath || sock_conn(s))
-		return;
-	if (s->slot < 0) {
-		pthread_mutex_lock(&accio_table_lock);
-		if (s->slot < 0 && fd_sock(fd) == s)
-			stats_attach_kernel(s);
-		pthread_mutex_unlock(&accio_table_lock);
-	}
-	st = s->slot >= 0 && statfile ? &statfile->slot[s->slot].st : &s->kst;
-	if (tx)
-		st->tx_kernel += k;
-	else
-		st->rx_kernel += k;
-	errno = saved;
-}
-
-/* A datagram call of fd went to the kernel (n: its result). */
-ssize_t kernel_io(int fd, int tx, ssize_t n)
-{
-	count_kernel(fd, tx, n >= 0);
-	return n;
-}
-
-/* A batched call of fd went to the kernel (n: datagrams or -1). */
-ssize_t kernel_io_n(int fd, int tx, ssize_t n)
-{
-	count_kernel(fd, tx, n);
-	return n;
-}
-
-void stats_detach(struct conn *c)
-{
-	if (c->slot < 0 || !statfile)
-		return;
-	c->own_st = *c->st;
-	c->st = &c->own_st;
-	__atomic_store_n(&statfile->slot[c->slot].fd, -1, __ATOMIC_RELEASE);
-	c->slot = -1;
-}
-
-/* A forked child writes its own file, if it accelerates anything. */
-void stats_forget_after_fork(void)
-{
-	if (statfile)
-		munmap(statfile, sizeof(*statfile));
-	statfile = NULL;
-	statfile_failed = 0;
 }
 
 /* ---- io_uring -------------------------------------------------------- */
@@ -269,7 +107,7 @@ static int maps_have_uring(void)
 	return found;
 }
 
-int uring_in_process(void)
+static int uring_in_process(void)
 {
 	if (!uring_state)
 		uring_state = maps_have_uring() ? 2 : 1;
@@ -333,21 +171,89 @@ long syscall(long nr, ...)
 }
 #endif
 
-/* ---- start and exit ---------------------------------------------------- */
+/* ---- acceleration ------------------------------------------------------ */
 
-static void release_at_exit(struct sock *s)
+/* Why the kernel gave no row (conn_create's errno), for the statistics. */
+static int kpath_of_errno(int e)
 {
-	conn_release(s, 1);
-	sock_kernel_done(s);
+	switch (e) {
+	case EALREADY:
+		return ACCIO_KPATH_SHARED;	/* another process's row */
+	case ENOSPC:
+		return ACCIO_KPATH_NOROW;
+	case EADDRNOTAVAIL:
+		return ACCIO_KPATH_NOTNIC;
+	default:
+		return ACCIO_KPATH_REFUSED;
+	}
 }
+
+#define SHARED_RETRY_US 100000
+
+/*
+ * Policy-driven acceleration, tried once per socket. may_bind: a send may
+ * bind an unbound socket (the kernel would too); a receive may not. A
+ * socket open at a fork gets a row only for a receive (fork.c); one
+ * whose row another process holds tries again at most every 100 ms.
+ */
+void maybe_accelerate(int fd, int may_bind)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	uint16_t lport, rport = 0;
+	struct sock *s = fd_sock_classify(fd);
+	int saved = errno;
+
+	if (!s || s->conn)
+		return;
+	if (s->kpath == ACCIO_KPATH_SHARED) {
+		if (may_bind || now_us() < s->retry_at)
+			return;
+	} else if (s->tried || (s->forked && may_bind)) {
+		return;
+	}
+	if (!may_bind && (syscall(SYS_getsockname, fd, &sa, &sl) < 0 || !sa.sin_port)) {
+		errno = saved;
+		return;
+	}
+	pthread_mutex_lock(&accio_table_lock);
+	if (s->conn || fd_sock(fd) != s ||
+	    (s->tried && s->kpath != ACCIO_KPATH_SHARED)) {
+		pthread_mutex_unlock(&accio_table_lock);
+		errno = saved;
+		return;
+	}
+	s->tried = 1;
+	sl = sizeof(sa);
+	if (syscall(SYS_getpeername, fd, &sa, &sl) == 0)
+		rport = ntohs(sa.sin_port);
+	if (ensure_bound(fd, &lport) < 0 || !policy_wants(lport, rport)) {
+		/* not ours to accelerate */
+	} else if (uring_in_process()) {
+		s->kpath = ACCIO_KPATH_IO_URING;
+		stats_attach_kernel(s);
+	} else if (sock_may_accelerate(s)) {
+		if (conn_create(s) == 0) {
+			stats_detach_kernel(s);
+			s->kpath = 0;
+		} else {
+			s->kpath = kpath_of_errno(errno);
+			s->retry_at = now_us() + SHARED_RETRY_US;
+			stats_attach_kernel(s);
+		}
+	}
+	pthread_mutex_unlock(&accio_table_lock);
+	errno = saved;
+}
+
+/* ---- start and exit ---------------------------------------------------- */
 
 static void at_exit(void)
 {
 	pthread_mutex_lock(&accio_table_lock);
-	fd_foreach_sock(release_at_exit);
+	fd_foreach_sock(sock_closed);
 	pthread_mutex_unlock(&accio_table_lock);
-	if (statfile && statfile->pid == getpid())
-		unlink(statfile_path);
+	stats_file_remove();
 }
 
 #ifdef __GLIBC__
@@ -399,7 +305,7 @@ __attribute__((constructor)) static void accio_ctor(void)
 		config_accel(&accio_cfg, "none");
 		return;
 	}
-	register_atfork(fd_fork_prepare, fd_fork_parent, fd_fork_child);
+	register_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit);
 }
 

@@ -12,7 +12,6 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -56,83 +55,6 @@ static inline struct conn *conn_fast(int fd)
 		return NULL;
 	s = __atomic_load_n(&e->sock, __ATOMIC_ACQUIRE);
 	return sock_conn(s);
-}
-
-/*
- * The kernel's msghdr and cmsghdr have size_t lengths where musl's 64-bit
- * ones have an int and padding, which the C library clears before its
- * system calls (a program's msghdr on the stack has whatever was there).
- * The library's own calls do the same.
- */
-#if !defined(__GLIBC__) && __LONG_MAX > 0x7fffffff
-#define MSGHDR_PADS 1
-#endif
-
-#define SANE_CMSG_MAX 1024
-
-ssize_t sys_sendmsg(int fd, const struct msghdr *m, int flags)
-{
-#ifdef MSGHDR_PADS
-	union {
-		struct cmsghdr align;
-		unsigned char b[SANE_CMSG_MAX];
-	} ctl;
-	struct msghdr h;
-	struct cmsghdr *cm;
-
-	if (m && (uintptr_t)m >= 4096) {
-		h = *m;
-		h.__pad1 = 0;
-		h.__pad2 = 0;
-		if (h.msg_control && h.msg_controllen) {
-			if (h.msg_controllen > sizeof(ctl.b)) {
-				errno = ENOMEM;
-				return -1;
-			}
-			memcpy(ctl.b, h.msg_control, h.msg_controllen);
-			h.msg_control = ctl.b;
-			for (cm = CMSG_FIRSTHDR(&h); cm; cm = CMSG_NXTHDR(&h, cm))
-				cm->__pad1 = 0;
-		}
-		m = &h;
-	}
-#endif
-	return syscall(SYS_sendmsg, fd, m, flags);
-}
-
-ssize_t sys_recvmsg(int fd, struct msghdr *m, int flags)
-{
-#ifdef MSGHDR_PADS
-	struct msghdr h;
-	ssize_t r;
-
-	if (m && (uintptr_t)m >= 4096) {
-		h = *m;
-		h.__pad1 = 0;
-		h.__pad2 = 0;
-		r = syscall(SYS_recvmsg, fd, &h, flags);
-		if (r >= 0) {
-			m->msg_namelen = h.msg_namelen;
-			m->msg_controllen = h.msg_controllen;
-			m->msg_flags = h.msg_flags;
-		}
-		return r;
-	}
-#endif
-	return syscall(SYS_recvmsg, fd, m, flags);
-}
-
-/* the batched calls' headers, in place (as the C library does) */
-void mmsg_clear_pads(struct mmsghdr *v, unsigned int n)
-{
-#ifdef MSGHDR_PADS
-	if (!v || (uintptr_t)v < 4096)
-		return;
-	for (; n; n--, v++) {
-		v->msg_hdr.__pad1 = 0;
-		v->msg_hdr.__pad2 = 0;
-	}
-#endif
 }
 
 /* ---- sockets ------------------------------------------------------------ */
@@ -360,12 +282,42 @@ int dup(int fd)
 	return r;
 }
 
+static int move_from = -1;
+
+static void move_one(struct sock *s)
+{
+	struct conn *c = s->conn;
+	int n;
+
+	if (!c || c->r.fd != move_from)
+		return;
+	n = syscall(SYS_fcntl, move_from, F_DUPFD_CLOEXEC, 0);
+	if (n < 0)
+		return;
+	/* before the close: epoll keeps a closed number whose file lives on */
+	epoll_follow(s, move_from, n);
+	fd_mark_rowfd(move_from, 0);
+	fd_mark_rowfd(n, 1);
+	syscall(SYS_close, move_from);
+	c->r.fd = n;
+}
+
+/* A program dups onto the number of a row fd: the row fd moves first. */
+static void rowfd_move(int fd)
+{
+	pthread_mutex_lock(&accio_table_lock);
+	move_from = fd;
+	fd_foreach_sock(move_one);
+	move_from = -1;
+	pthread_mutex_unlock(&accio_table_lock);
+}
+
 int dup3(int oldfd, int newfd, int flags)
 {
 	int r;
 
 	if (oldfd != newfd && fd_is_rowfd(newfd))
-		fd_move_rowfd(newfd);
+		rowfd_move(newfd);
 	r = syscall(SYS_dup3, oldfd, newfd, flags);
 	if (r >= 0)
 		fd_dup(oldfd, r);

@@ -179,6 +179,60 @@ static struct epoll_event *row_event(const struct epoll_event *ev, struct epoll_
 	return tmp;
 }
 
+/*
+ * A socket's epoll registrations follow its row fd while it is accelerated
+ * (table lock held): on acceleration from the socket to the row fd, when
+ * the row is released back.
+ */
+static void epoll_migrate(struct sock *s, int rowfd)
+{
+	struct epoll_event tmp;
+	int i;
+
+	for (i = 0; i < nep_regs; i++) {
+		if (fd_sock(ep_regs[i].fd) != s)
+			continue;
+		syscall(SYS_epoll_ctl, ep_regs[i].epfd, EPOLL_CTL_DEL,
+			ep_regs[i].fd, NULL);
+		syscall(SYS_epoll_ctl, ep_regs[i].epfd, EPOLL_CTL_ADD, rowfd,
+			row_event(&ep_regs[i].ev, &tmp));
+	}
+}
+
+static void epoll_restore(struct sock *s, int rowfd)
+{
+	int i;
+
+	for (i = 0; i < nep_regs; i++) {
+		if (fd_sock(ep_regs[i].fd) != s)
+			continue;
+		syscall(SYS_epoll_ctl, ep_regs[i].epfd, EPOLL_CTL_DEL, rowfd,
+			NULL);
+		syscall(SYS_epoll_ctl, ep_regs[i].epfd, EPOLL_CTL_ADD,
+			ep_regs[i].fd, &ep_regs[i].ev);
+	}
+}
+
+/* s's kernel waits move from descriptor from to to (-1: its own ones). */
+void epoll_follow(struct sock *s, int from, int to)
+{
+	if (from >= 0)
+		epoll_restore(s, from);
+	if (to >= 0)
+		epoll_migrate(s, to);
+}
+
+/* fd was closed: as an epoll set, or as a registered socket. */
+static void epoll_forget(int fd)
+{
+	int i;
+
+	for (i = 0; i < nep_regs; i++) {
+		if (ep_regs[i].fd == fd || ep_regs[i].epfd == fd)
+			ep_regs[i--] = ep_regs[--nep_regs];
+	}
+}
+
 int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
 	struct epoll_event tmp;
@@ -208,6 +262,9 @@ int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 			}
 		}
 		if (nep_regs < ep_cap) {
+			/* from the first on, closes and row moves concern them */
+			fd_hooks.fd_closed = epoll_forget;
+			fd_hooks.row_moved = epoll_follow;
 			e = &ep_regs[nep_regs++];
 			e->epfd = epfd;
 			e->fd = fd;
@@ -217,51 +274,6 @@ int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	}
 	pthread_mutex_unlock(&accio_table_lock);
 	return r;
-}
-
-/*
- * A socket's epoll registrations follow its row fd while it is accelerated
- * (table lock held): on acceleration from the socket to the row fd, when
- * the row is released back.
- */
-void epoll_migrate(struct sock *s, int rowfd)
-{
-	struct epoll_event tmp;
-	int i;
-
-	for (i = 0; i < nep_regs; i++) {
-		if (fd_sock(ep_regs[i].fd) != s)
-			continue;
-		syscall(SYS_epoll_ctl, ep_regs[i].epfd, EPOLL_CTL_DEL,
-			ep_regs[i].fd, NULL);
-		syscall(SYS_epoll_ctl, ep_regs[i].epfd, EPOLL_CTL_ADD, rowfd,
-			row_event(&ep_regs[i].ev, &tmp));
-	}
-}
-
-void epoll_restore(struct sock *s, int rowfd)
-{
-	int i;
-
-	for (i = 0; i < nep_regs; i++) {
-		if (fd_sock(ep_regs[i].fd) != s)
-			continue;
-		syscall(SYS_epoll_ctl, ep_regs[i].epfd, EPOLL_CTL_DEL, rowfd,
-			NULL);
-		syscall(SYS_epoll_ctl, ep_regs[i].epfd, EPOLL_CTL_ADD,
-			ep_regs[i].fd, &ep_regs[i].ev);
-	}
-}
-
-/* fd was closed: as an epoll set, or as a registered socket. */
-void epoll_forget(int fd)
-{
-	int i;
-
-	for (i = 0; i < nep_regs; i++) {
-		if (ep_regs[i].fd == fd || ep_regs[i].epfd == fd)
-			ep_regs[i--] = ep_regs[--nep_regs];
-	}
 }
 
 /*

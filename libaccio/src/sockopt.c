@@ -189,17 +189,3 @@ void sock_setopt(struct sock *s, int level, int name)
 	}
 	pthread_mutex_unlock(&accio_table_lock);
 }
-
-/*
- * The ring for a socket buffer of bytes: the power of two at least that
- * large (Linux charges each datagram more than its record takes, so the
- * ring holds at least as many), 4 KiB to 1 MiB.
- */
-uint32_t ring_size_for(int bytes)
-{
-	uint32_t r = 4096;
-
-	while (r < (uint32_t)bytes && r < (1u << 20))
-		r <<= 1;
-	return r;
-}

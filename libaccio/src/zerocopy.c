@@ -131,7 +131,7 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 		goto dead;
 	if (c->zc_rx) {
 		c->rx_rptr += c->zc_rx;
-		c->r.regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
+		row_reg_write(&c->r, ACCIO_ROW_RX_RPTR, c->rx_rptr);
 		c->zc_rx = 0;
 	}
 	c->bounce_held = 0;
@@ -161,10 +161,10 @@ ssize_t accio_zc_recv(int fd, const void **buf, struct sockaddr_in *src,
 			uint64_t end = spin_clock_us() + accio_cfg.spin_us;
 			int empty;
 
-			spin_begin();
+			count_pause();
 			while ((empty = rx_empty(c)) && spin_clock_us() < end)
 				;
-			spin_end();
+			count_resume();
 			if (!empty)
 				break;
 		}
@@ -234,7 +234,7 @@ int accio_zc_release(int fd, const void *buf)
 		return -1;
 	}
 	c->rx_rptr += c->zc_rx;
-	c->r.regs[ACCIO_ROW_RX_RPTR / 8] = c->rx_rptr;
+	row_reg_write(&c->r, ACCIO_ROW_RX_RPTR, c->rx_rptr);
 	c->zc_rx = 0;
 	rlock_release(&c->rx_lock);
 	return 0;

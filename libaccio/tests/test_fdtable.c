@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The descriptor table (fdtable.c) on the host, beside the rest of the
- * library: the calls it makes into connections, statistics and epoll are
- * replaced here by doubles that count them. Real descriptors are learnt
- * from the kernel (a UDP socket, a TCP socket, a pipe, a closed number).
+ * The descriptor table (fdtable.c) and fork (fork.c) on the host, without
+ * the rest of the library: the table's hooks are doubles here that count
+ * the events, and what fork.c calls of connections and statistics is
+ * replaced by doubles too. Real descriptors are learnt from the kernel (a
+ * UDP socket, a TCP socket, a pipe, a closed number).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,10 +17,10 @@
 #include "check.h"
 #include "internal.h"
 
-/* ---- doubles of what the table calls ------------------------------------ */
+/* ---- the table's hooks, and what fork.c calls: doubles ----------------- */
 
-static int n_release, n_release_closing, n_kernel_done, n_attach, n_attach_kernel;
-static int n_epoll_forget, n_after_fork;
+static int n_release, n_release_closing, n_made, n_renamed, n_closed;
+static int n_fd_closed, n_after_fork;
 
 void conn_release(struct sock *s, int closing)
 {
@@ -33,15 +34,32 @@ void conn_release(struct sock *s, int closing)
 	free(c);
 }
 
-void sock_kernel_done(struct sock *s) { n_kernel_done++; }
-void stats_attach(struct conn *c, int fd) { n_attach++; }
-void stats_attach_kernel(struct sock *s) { n_attach_kernel++; }
+void stats_attach_kernel(struct sock *s) { }
 void stats_detach_kernel(struct sock *s) { }
 void stats_forget_after_fork(void) { n_after_fork++; }
-void epoll_forget(int fd) { n_epoll_forget++; }
-void epoll_restore(struct sock *s, int rowfd) { }
-void epoll_migrate(struct sock *s, int rowfd) { }
-void lib_init(void) { }
+
+static void sock_made(struct sock *s)
+{
+	n_made++;
+}
+
+static void sock_renamed(struct sock *s)
+{
+	n_renamed++;
+}
+
+/* as policy.c's: the row goes with the last descriptor */
+static void sock_closed(struct sock *s)
+{
+	n_closed++;
+	CHECK(s->refs == 0);
+	conn_release(s, 1);
+}
+
+static void fd_closed(int fd)
+{
+	n_fd_closed++;
+}
 
 static struct conn *fake_conn(struct sock *s)
 {
@@ -58,23 +76,26 @@ static struct conn *fake_conn(struct sock *s)
 static void dup_and_close(void)
 {
 	struct sock *s;
+	int n;
 
 	fd_new_socket(40, AF_INET, 1, 0);
 	s = fd_sock(40);
-	CHECK(s && s->refs == 1 && s->fd == 40 && !s->nonblock);
+	CHECK(s && s->refs == 1 && s->fd == 40 && !s->nonblock && n_made == 1);
 	fake_conn(s);
 	fd_dup(40, 41);
 	CHECK(fd_sock(41) == s && s->refs == 2);
 	fd_dup(40, 40);			/* onto itself: nothing */
 	CHECK(s->refs == 2);
+	n = n_fd_closed;
 	fd_forget(40);			/* the socket lives on in 41 */
 	CHECK(!fd_sock(40) && fd_sock(41) == s && s->refs == 1 && s->fd == 41);
-	CHECK(n_release == 0 && n_attach == 1);	/* its slot names 41 now */
+	CHECK(n_release == 0 && n_renamed == 1);	/* its slot names 41 now */
+	CHECK(n_fd_closed == n + 1);
 	fd_forget(41);
-	CHECK(!fd_sock(41));
-	CHECK(n_release == 1 && n_release_closing == 1 && n_kernel_done == 1);
-	fd_forget(41);			/* twice: nothing more */
-	CHECK(n_release == 1 && n_kernel_done == 1);
+	CHECK(!fd_sock(41) && n_fd_closed == n + 2);
+	CHECK(n_release == 1 && n_release_closing == 1 && n_closed == 1);
+	fd_forget(41);			/* twice: the descriptor, nothing more */
+	CHECK(n_release == 1 && n_closed == 1 && n_renamed == 1);
 }
 
 static void dup_onto_open(void)
@@ -87,9 +108,10 @@ static void dup_onto_open(void)
 	b = fd_sock(51);
 	CHECK(a && b && a != b && a->nonblock);
 	fd_dup(50, 51);			/* dup2: 51's own socket goes */
-	CHECK(fd_sock(51) == a && a->refs == 2 && n_kernel_done == 2);
+	CHECK(fd_sock(51) == a && a->refs == 2 && n_closed == 2);
 	fd_new_socket(50, AF_INET, 0, 0);	/* reused number, not UDP */
 	CHECK(!fd_sock(50) && fd_sock(51) == a && a->refs == 1 && a->fd == 51);
+	CHECK(n_renamed == 2);
 	fd_forget(51);
 	fd_forget(50);
 }
@@ -97,7 +119,7 @@ static void dup_onto_open(void)
 static void high_numbers(void)
 {
 	unsigned int fd;
-	int n = n_kernel_done;
+	int n = n_closed;
 
 	/* chunks allocated on first use, far apart */
 	for (fd = 1000; fd < 1100; fd += 7)
@@ -111,7 +133,7 @@ static void high_numbers(void)
 	CHECK(!fd_sock(FD_CHUNK * FD_NCHUNKS));
 	fd_close_range(1000, ~0u);
 	CHECK(!fd_sock(1000) && !fd_sock(FD_CHUNK * 3 + 5) && !fd_sock(FD_CHUNK * FD_NCHUNKS - 1));
-	CHECK(n_kernel_done - n == 15 + 2);
+	CHECK(n_closed - n == 15 + 2);
 }
 
 static void learnt(void)
@@ -120,7 +142,7 @@ static void learnt(void)
 	int udp6 = socket(AF_INET6, SOCK_DGRAM, 0);
 	int tcp = socket(AF_INET, SOCK_STREAM, 0);
 	int nb = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
-	int p[2], closed, n = n_attach_kernel;
+	int p[2], closed, n = n_made;
 	struct sock *s;
 
 	CHECK(udp >= 0 && tcp >= 0 && nb >= 0 && !pipe(p));
@@ -137,8 +159,9 @@ static void learnt(void)
 		fd_forget(udp6);
 		close(udp6);
 	}
+	CHECK(n_made == n);		/* learnt, not made */
 	fd_new_socket(77, AF_INET6, 1, 0);	/* made by the program: counted at once */
-	CHECK(n_attach_kernel == n + 1);
+	CHECK(n_made == n + 1 && fd_sock(77)->kpath == ACCIO_KPATH_IPV6);
 	fd_forget(77);
 	closed = dup(p[1]);
 	close(closed);
@@ -158,7 +181,7 @@ static void learnt(void)
 
 static void row_fds(void)
 {
-	int n = n_epoll_forget;
+	int n = n_fd_closed;
 
 	fd_mark_rowfd(60, 1);
 	fd_mark_rowfd(2000, 1);
@@ -166,7 +189,7 @@ static void row_fds(void)
 	CHECK(fd_next_rowfd(0, ~0u) == 60 && fd_next_rowfd(61, ~0u) == 2000);
 	CHECK(fd_next_rowfd(61, 1999) == -1);
 	fd_forget(60);			/* the program cannot make it forget a row fd */
-	CHECK(fd_is_rowfd(60) && n_epoll_forget == n);
+	CHECK(fd_is_rowfd(60) && n_fd_closed == n);
 	fd_close_range(0, 3000);
 	CHECK(fd_is_rowfd(60) && fd_is_rowfd(2000));
 	fd_dup(60, 62);			/* a row fd's duplicate is nothing of ours */
@@ -192,16 +215,16 @@ static void fork_reader(void)
 	k->explicit_accel = 1;		/* accio_accelerate(): kept */
 	fd_dup(70, 73);
 	n_release = 0;
-	fd_fork_prepare();
+	fork_prepare();
 	CHECK(n_release == 1);		/* a's row, once for its two descriptors */
 	CHECK(!a->conn && a->forked && !a->kpath && !a->tried);
 	CHECK(!b->conn && b->forked && !b->tried);	/* the next receiver takes a row */
 	CHECK(k->conn != NULL);
-	fd_fork_parent();
+	fork_parent();
 	CHECK(k->conn != NULL);
 	/* the child: a kept row is the parent's, a socket without one is the child's */
-	fd_fork_prepare();
-	fd_fork_child();
+	fork_prepare();
+	fork_child();
 	CHECK(n_after_fork == 1);
 	CHECK(!k->conn && k->kpath == ACCIO_KPATH_SHARED && k->tried && k->forked);
 	CHECK(b->forked && !b->tried && !b->kpath);
@@ -217,15 +240,29 @@ static void fork_release_mode(void)
 	fd_new_socket(80, AF_INET, 1, 0);
 	s = fd_sock(80);
 	fake_conn(s);
-	fd_fork_prepare();
-	fd_fork_parent();
+	fork_prepare();
+	fork_parent();
 	CHECK(!s->conn && s->kpath == ACCIO_KPATH_FORK && s->tried);
 	fd_forget(80);
 	accio_cfg.fork_mode = FORK_READER;
 }
 
+/* The child: inherited row fds are ordinary descriptors. */
+static void fork_row_fds(void)
+{
+	fd_mark_rowfd(90, 1);
+	fd_mark_rowfd(3000, 1);
+	fork_prepare();
+	fork_child();
+	CHECK(!fd_is_rowfd(90) && !fd_is_rowfd(3000) && fd_next_rowfd(0, ~0u) == -1);
+}
+
 int main(void)
 {
+	fd_hooks.sock_made = sock_made;
+	fd_hooks.sock_renamed = sock_renamed;
+	fd_hooks.sock_closed = sock_closed;
+	fd_hooks.fd_closed = fd_closed;
 	dup_and_close();
 	dup_onto_open();
 	high_numbers();
@@ -233,5 +270,6 @@ int main(void)
 	row_fds();
 	fork_reader();
 	fork_release_mode();
+	fork_row_fds();
 	CHECK_DONE("fdtable");
 }

@@ -205,12 +205,12 @@ static inline struct accio_ah *to_aah(struct ibv_ah *a)
 
 static inline uint64_t reg_read(struct accio_qp *qp, unsigned int off)
 {
-	return qp->r.regs[off / 8];
+	return row_reg(&qp->r, off);
 }
 
 static inline void reg_write(struct accio_qp *qp, unsigned int off, uint64_t v)
 {
-	qp->r.regs[off / 8] = v;
+	row_reg_write(&qp->r, off, v);
 }
 
 /* An RX record's payload length and source (network order). */

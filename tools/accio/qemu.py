@@ -24,15 +24,21 @@ def timing_args(spec):
     return args
 
 
+# the marks of eval's instruction counter, read by the plugins
+PROF_MARKS = os.path.join(config.ROOT, "eval", "prof", "prof_marks.h")
+
+
 def build_plugin(src, name):
     """A TCG plugin from its C source, built on first use and cached under
-    ~/.cache/accio/NAME/ by the hash of the source and QEMU's plugin header."""
+    ~/.cache/accio/NAME/ by the hash of the source, QEMU's plugin header and
+    the marks' header (prof_marks.h)."""
     cache = config.cache_dir()
     hdr_dir = os.path.join(cache, "qemu", "tree", "include", "qemu")
     hdr = os.path.join(hdr_dir, "qemu-plugin.h")
     if not os.path.exists(hdr):
         raise AccioError(f"{hdr} missing (run: make build)")
-    key = hashlib.sha256(open(src, "rb").read() + open(hdr, "rb").read()).hexdigest()[:16]
+    key = hashlib.sha256(b"".join(open(f, "rb").read() for f in (src, hdr, PROF_MARKS))
+                         ).hexdigest()[:16]
     out = os.path.join(cache, name, f"lib{os.path.splitext(os.path.basename(src))[0]}-{key}.so")
     if not os.path.exists(out):
         os.makedirs(os.path.dirname(out), exist_ok=True)
@@ -40,7 +46,8 @@ def build_plugin(src, name):
                               text=True, check=True).stdout.split()
         tmp = f"{out}.{os.getpid()}.{threading.get_ident()}.tmp"
         subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-shared", "-fPIC", *glib,
-                        "-I", hdr_dir, "-o", tmp, src], check=True)
+                        "-I", hdr_dir, "-I", os.path.dirname(PROF_MARKS), "-o", tmp, src],
+                       check=True)
         os.replace(tmp, out)
     return out
 
