@@ -712,51 +712,56 @@ static uint64_t raw_tx_stamp(struct raw *r, uint64_t seq)
 	return a == seq && row_reg(&r->row, ACCIO_ROW_TX_PKTS) == seq ? ns : 0;
 }
 
-int main(int argc, char **argv)
-{
-	static uint64_t tx64[256], rx64[256];
-	uint8_t *tx = (uint8_t *)tx64, *rx = (uint8_t *)rx64;
-	struct raw row = { 0 };
-	int raw = 0, nohw = 0;
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	const char *host = "10.0.2.2", *ifname = "eth0";
-	struct hwtstamp_config hw = { .tx_type = HWTSTAMP_TX_ON,
-				      .rx_filter = HWTSTAMP_FILTER_ALL };
-	struct ifreq ifr;
-	int port = 7777, size = 64, warm = 10, quiet = 0, maps = 0, barrier = 0, zc = 0;
-	int census = 0, busy_us = 0, prefer = 0, uring = 0;
-	struct uring ur = { 0 };
-	long busy0 = 0, harts[64] = { 0 };
-	int opt, fd, i, flags;
-	long count = 1000, hw_n = 0, bad = 0, lost = 0, nrtt = 0, timeout_ms = 0;
-	uint64_t *rtt, *proc, hw_sum = 0, t0, t1, start, hist[32] = { 0 };
-	uint64_t cpu0 = 0, cpu1;
-	uint64_t *rt_ns, *rt_rx, *rt_tx;
-	unsigned long long b0, a0, b1, a1;
-	struct rusage ru0 = { 0 }, ru1;
-	char ctl[256];
+#define CTL_LEN	256	/* control messages of a receive */
 
+/* The command line. */
+struct opts {
+	const char *host, *ifname;
+	int port, size, warm, quiet, maps, barrier, zc, raw, nohw;
+	int census, busy_us, prefer, uring;
+	long count, timeout_ms;
+};
+
+/* One run's measurements. */
+struct run {
+	long bad, lost, nrtt, hw_n;
+	uint64_t *rtt, *proc, hw_sum, start, end;
+	/* per measured round trip: its time, the reply's RX and the request's TX stamp */
+	uint64_t *rt_ns, *rt_rx, *rt_tx;
+	uint64_t cpu0, cpu1;
+	unsigned long long b0, a0, b1, a1;
+	struct rusage ru0, ru1;
+	long busy0, harts[64];
+};
+
+/* Parse and check the command line: 0, or the exit status. */
+static int parse_opts(int argc, char **argv, struct opts *o, struct uring *ur)
+{
+	int opt;
+
+	*o = (struct opts){ .host = "10.0.2.2", .ifname = "eth0", .port = 7777,
+			    .size = 64, .warm = 10, .count = 1000 };
 	while ((opt = getopt(argc, argv, "s:p:m:n:w:i:t:qMbzRHCB:PU:")) != -1) {
 		switch (opt) {
-		case 's': host = optarg; break;
-		case 'p': port = atoi(optarg); break;
-		case 'm': size = atoi(optarg); break;
-		case 'n': count = atol(optarg); break;
-		case 'w': warm = atoi(optarg); break;
-		case 'i': ifname = optarg; break;
-		case 't': timeout_ms = atol(optarg); break;
-		case 'q': quiet = 1; break;
-		case 'M': maps = 1; break;
-		case 'b': barrier = 1; break;
-		case 'z': zc = 1; break;
-		case 'R': raw = 1; break;
-		case 'H': nohw = 1; break;
-		case 'C': census = 1; break;
-		case 'B': busy_us = atoi(optarg); break;
-		case 'P': prefer = 1; break;
+		case 's': o->host = optarg; break;
+		case 'p': o->port = atoi(optarg); break;
+		case 'm': o->size = atoi(optarg); break;
+		case 'n': o->count = atol(optarg); break;
+		case 'w': o->warm = atoi(optarg); break;
+		case 'i': o->ifname = optarg; break;
+		case 't': o->timeout_ms = atol(optarg); break;
+		case 'q': o->quiet = 1; break;
+		case 'M': o->maps = 1; break;
+		case 'b': o->barrier = 1; break;
+		case 'z': o->zc = 1; break;
+		case 'R': o->raw = 1; break;
+		case 'H': o->nohw = 1; break;
+		case 'C': o->census = 1; break;
+		case 'B': o->busy_us = atoi(optarg); break;
+		case 'P': o->prefer = 1; break;
 		case 'U':
-			uring = 1;
-			if (uring_flags(&ur, optarg) < 0) {
+			o->uring = 1;
+			if (uring_flags(ur, optarg) < 0) {
 				fprintf(stderr, "udp_pingpong: -U takes plain, sqpoll, "
 					"multishot and spin, comma-separated\n");
 				return 2;
@@ -770,94 +775,104 @@ int main(int argc, char **argv)
 		}
 	}
 #ifndef HAVE_LIBURING
-	if (uring) {
+	if (o->uring) {
 		fprintf(stderr, "udp_pingpong: -U needs the build with Debian's "
 			"liburing: udp_pingpong-glibc\n");
 		return 2;
 	}
 #endif
-	if (uring && (zc || raw || timeout_ms > 0)) {
+	if (o->uring && (o->zc || o->raw || o->timeout_ms > 0)) {
 		fprintf(stderr, "udp_pingpong: -U takes no -z, -R or -t\n");
 		return 2;
 	}
-	if (zc && (timeout_ms > 0 || zc_find() < 0)) {
+	if (o->zc && (o->timeout_ms > 0 || zc_find() < 0)) {
 		fprintf(stderr, "udp_pingpong: -z needs libaccio's zero-copy API "
 			"(LD_PRELOAD=/usr/lib/libaccio.so) and no -t\n");
 		return 2;
 	}
-	if (raw && (zc || timeout_ms > 0 || size % 8)) {
+	if (o->raw && (o->zc || o->timeout_ms > 0 || o->size % 8)) {
 		fprintf(stderr, "udp_pingpong: -R takes no -z or -t, and a size in 8-byte words\n");
 		return 2;
 	}
-	if (size < 8 || size > 1472 || count < 1)
+	if (o->size < 8 || o->size > 1472 || o->count < 1)
 		return 2;
-	rtt = calloc(count, sizeof(*rtt));
-	proc = calloc(count, sizeof(*proc));
-	/* per measured round trip: its time, the reply's RX and the request's TX stamp */
-	rt_ns = calloc(count, sizeof(*rt_ns));
-	rt_rx = calloc(count, sizeof(*rt_rx));
-	rt_tx = calloc(count, sizeof(*rt_tx));
-	sa.sin_port = htons(port);
-	inet_pton(AF_INET, host, &sa.sin_addr);
+	return 0;
+}
+
+/*
+ * The connected socket with what the options ask of it: hardware
+ * timestamps, a receive timeout, busy polling. -1 when it cannot be had.
+ */
+static int open_socket(const struct opts *o, struct run *r)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct hwtstamp_config hw = { .tx_type = HWTSTAMP_TX_ON,
+				      .rx_filter = HWTSTAMP_FILTER_ALL };
+	struct ifreq ifr;
+	int fd, flags;
+
+	sa.sin_port = htons(o->port);
+	inet_pton(AF_INET, o->host, &sa.sin_addr);
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		perror("udp_pingpong: connect");
-		return 1;
+		return -1;
 	}
 	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", o->ifname);
 	ifr.ifr_data = (void *)&hw;
-	if (nohw) {
+	if (o->nohw) {
 		printf("hwtstamp=off (-H)\n");
 	} else if (ioctl(fd, SIOCSHWTSTAMP, &ifr) < 0) {
-		printf("hwtstamp=off (%s: %s)\n", ifname, strerror(errno));
+		printf("hwtstamp=off (%s: %s)\n", o->ifname, strerror(errno));
 	}
 	flags = SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_TX_HARDWARE |
 		SOF_TIMESTAMPING_RAW_HARDWARE | SOF_TIMESTAMPING_OPT_TSONLY |
 		SOF_TIMESTAMPING_OPT_ID;
-	if (!nohw)
+	if (!o->nohw)
 		setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags));
-	if (timeout_ms > 0) {
-		struct timeval tv = { .tv_sec = timeout_ms / 1000,
-				      .tv_usec = timeout_ms % 1000 * 1000 };
+	if (o->timeout_ms > 0) {
+		struct timeval tv = { .tv_sec = o->timeout_ms / 1000,
+				      .tv_usec = o->timeout_ms % 1000 * 1000 };
 
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	}
-	if (busy_us > 0) {
-		if (setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &busy_us,
-			       sizeof(busy_us)) < 0) {
+	if (o->busy_us > 0) {
+		int prefer = o->prefer;
+
+		if (setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &o->busy_us,
+			       sizeof(o->busy_us)) < 0) {
 			perror("udp_pingpong: -B: SO_BUSY_POLL");
-			return 1;
+			return -1;
 		}
 		if (prefer && setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL,
 					 &prefer, sizeof(prefer)) < 0) {
 			perror("udp_pingpong: -P: SO_PREFER_BUSY_POLL");
-			return 1;
+			return -1;
 		}
-		printf("busy_poll_us=%d\nbusy_poll_prefer=%d\n", busy_us, prefer);
-		busy0 = netstat("BusyPollRxPackets");
+		printf("busy_poll_us=%d\nbusy_poll_prefer=%d\n", o->busy_us, prefer);
+		r->busy0 = netstat("BusyPollRxPackets");
 	}
-	if (uring) {
-		if (uring_open(&ur, sizeof(ctl)) < 0) {
-			perror("udp_pingpong: -U: io_uring");
-			return 1;
-		}
-		if (ur.sqpoll)
-			printf("uring_sq_hart=%d\n", ur.sq_hart);
-		if (!nohw) {
-			ur.stamps = rt_tx;
-			ur.base = warm;
-			ur.count = count;
-		}
-	}
-	if (raw && raw_open(fd, &row) < 0) {
-		perror("udp_pingpong: -R: SIOCACCIO and the row's mappings");
-		return 1;
-	}
-	cpu_times(&b0, &a0);
-	start = now_ns();
+	return fd;
+}
+
+/*
+ * The round trips, warm-up (i < 0) and measured, each reply checked: 0, or
+ * the exit status when a call failed.
+ */
+static int round_trips(const struct opts *o, struct run *r, int fd,
+		       struct uring *ur, struct raw *row)
+{
+	static uint64_t tx64[256], rx64[256];
+	uint8_t *tx = (uint8_t *)tx64, *rx = (uint8_t *)rx64;
+	uint64_t t0, t1;
+	char ctl[CTL_LEN];
+	int i;
+
+	cpu_times(&r->b0, &r->a0);
+	r->start = now_ns();
 	span_mark(1);
-	for (i = -warm; i < count; i++) {
+	for (i = -o->warm; i < o->count; i++) {
 		struct iovec iov = { rx, sizeof(rx64) };
 		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
 				    .msg_control = ctl, .msg_controllen = sizeof(ctl) };
@@ -865,44 +880,44 @@ int main(int argc, char **argv)
 		ssize_t n;
 		int seq;
 
-		if (i == 0 && barrier) {
+		if (i == 0 && o->barrier) {
 			/* the CPU times before the barrier: read by every
 			 * client at once after the release, /proc/stat (the
 			 * kernel prints every hart's and interrupt's counts)
 			 * held each hart's first measured turn back by the
 			 * reads of all its other clients
 			 */
-			cpu_times(&b0, &a0);
+			cpu_times(&r->b0, &r->a0);
 			if (wait_barrier() < 0)
 				return 1;
-			start = now_ns();
+			r->start = now_ns();
 		}
 		if (i == 0) {
-			getrusage(RUSAGE_SELF, &ru0);
-			cpu0 = cpu_ns();
+			getrusage(RUSAGE_SELF, &r->ru0);
+			r->cpu0 = cpu_ns();
 		}
-		memset(tx, i & 0xff, size);
+		memset(tx, i & 0xff, o->size);
 		memcpy(tx, &i, sizeof(i));
 		t0 = now_ns();
 		if (i >= 0)
 			window_open();
-		if (raw) {
-			n = raw_round_trip(&row, tx64, rx64, size, &rx_hw);
-		} else if (uring) {
-			n = uring_round_trip(&ur, fd, tx, size, rx, sizeof(rx64),
+		if (o->raw) {
+			n = raw_round_trip(row, tx64, rx64, o->size, &rx_hw);
+		} else if (o->uring) {
+			n = uring_round_trip(ur, fd, tx, o->size, rx, sizeof(rx64),
 					     &m, &rx_hw);
 			if (n < 0) {
 				perror("udp_pingpong: io_uring round trip");
 				return 1;
 			}
-		} else if (zc) {
-			n = zc_round_trip(fd, tx, rx, size, &rx_hw);
+		} else if (o->zc) {
+			n = zc_round_trip(fd, tx, rx, o->size, &rx_hw);
 			if (n < 0) {
 				perror("udp_pingpong: zero-copy round trip");
 				return 1;
 			}
 		} else {
-			if (send(fd, tx, size, 0) != size) {
+			if (send(fd, tx, o->size, 0) != o->size) {
 				perror("udp_pingpong: send");
 				return 1;
 			}
@@ -911,22 +926,22 @@ int main(int argc, char **argv)
 				m.msg_controllen = sizeof(ctl);
 				n = recvmsg(fd, &m, 0);
 				memcpy(&seq, rx, sizeof(seq));
-			} while (timeout_ms > 0 && n == size && seq < i);
+			} while (o->timeout_ms > 0 && n == o->size && seq < i);
 		}
 		if (i >= 0)
 			window_close();
 		t1 = now_ns();
-		if (n < 0 && timeout_ms > 0 &&
+		if (n < 0 && o->timeout_ms > 0 &&
 		    (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			if (!lost++)	/* the request or its reply is gone */
+			if (!r->lost++)	/* the request or its reply is gone */
 				diagnose(fd, i);
 			continue;
 		}
-		if (n != size || memcmp(tx, rx, size)) {
-			bad++;
+		if (n != o->size || memcmp(tx, rx, o->size)) {
+			r->bad++;
 			continue;
 		}
-		if (!zc && !raw && !(uring && ur.multishot))
+		if (!o->zc && !o->raw && !(o->uring && ur->multishot))
 			rx_hw = hw_stamp(&m);
 		/*
 		 * The requests' transmit timestamps, where the kernel has
@@ -935,53 +950,62 @@ int main(int argc, char **argv)
 		 * request of round trip i is the socket's datagram warm + i),
 		 * whenever it comes (a busy kernel completes sends late).
 		 */
-		if (raw) {
-			tx_hw = raw_tx_stamp(&row, warm + i + 1);
+		if (o->raw) {
+			tx_hw = raw_tx_stamp(row, o->warm + i + 1);
 			if (i >= 0)
-				rt_tx[i] = tx_hw;
-		} else if (rx_hw && !uring) {
-			tx_stamps_drain(fd, ctl, sizeof(ctl), rt_tx, warm, count);
+				r->rt_tx[i] = tx_hw;
+		} else if (rx_hw && !o->uring) {
+			tx_stamps_drain(fd, ctl, sizeof(ctl), r->rt_tx, o->warm, o->count);
 		}
 		if (i < 0)
 			continue;
-		if (census) {
+		if (o->census) {
 			int h = sched_getcpu();
 
 			if (h >= 0 && h < 64)
-				harts[h]++;
+				r->harts[h]++;
 		}
-		rtt[nrtt++] = t1 - t0;
-		rt_ns[i] = t1 - t0;
-		rt_rx[i] = rx_hw;
+		r->rtt[r->nrtt++] = t1 - t0;
+		r->rt_ns[i] = t1 - t0;
+		r->rt_rx[i] = rx_hw;
 	}
-	getrusage(RUSAGE_SELF, &ru1);
-	cpu1 = cpu_ns();
-	if (!raw && !nohw) {
+	getrusage(RUSAGE_SELF, &r->ru1);
+	r->cpu1 = cpu_ns();
+	if (!o->raw && !o->nohw) {
 		/* the last requests' stamps */
 		usleep(1000);
-		if (uring)
-			uring_last_stamps(&ur);
-		tx_stamps_drain(fd, ctl, sizeof(ctl), rt_tx, warm, count);
+		if (o->uring)
+			uring_last_stamps(ur);
+		tx_stamps_drain(fd, ctl, sizeof(ctl), r->rt_tx, o->warm, o->count);
 	}
-	for (i = 0; i < count; i++) {
-		uint64_t rx_hw = rt_rx[i], tx_hw = rt_tx[i];
+	return 0;
+}
+
+/* The processing times: each round trip less its stamps' time on the wire. */
+static void processing_times(const struct opts *o, struct run *r)
+{
+	long i;
+
+	for (i = 0; i < o->count; i++) {
+		uint64_t rx_hw = r->rt_rx[i], tx_hw = r->rt_tx[i];
 
 		/* a pair the round trip cannot contain is not a sample */
-		if (!rx_hw || !tx_hw || rx_hw <= tx_hw || rt_ns[i] <= rx_hw - tx_hw)
+		if (!rx_hw || !tx_hw || rx_hw <= tx_hw || r->rt_ns[i] <= rx_hw - tx_hw)
 			continue;
-		proc[hw_n++] = rt_ns[i] - (rx_hw - tx_hw);
-		hw_sum += rx_hw - tx_hw;
+		r->proc[r->hw_n++] = r->rt_ns[i] - (rx_hw - tx_hw);
+		r->hw_sum += rx_hw - tx_hw;
 	}
-	span_mark(0);
-	t1 = now_ns();
-	cpu_times(&b1, &a1);
-	if (!nrtt) {
-		printf("size=%d datagrams=%ld bad=%ld\nlost=%ld\n", size, count, bad, lost);
-		return 1;
-	}
-	for (i = 0; i < nrtt; i++) {
+}
+
+/* The round trips' times: percentiles and a histogram in octaves of us. */
+static void print_rtt(const struct opts *o, struct run *r)
+{
+	uint64_t hist[32] = { 0 };
+	long i;
+
+	for (i = 0; i < r->nrtt; i++) {
 		int b = 0;
-		uint64_t us = rtt[i] / 1000;
+		uint64_t us = r->rtt[i] / 1000;
 
 		while (us > 1 && b < 31) {
 			us >>= 1;
@@ -989,55 +1013,68 @@ int main(int argc, char **argv)
 		}
 		hist[b]++;
 	}
-	qsort(rtt, nrtt, sizeof(*rtt), cmp);
-	printf("size=%d datagrams=%ld bad=%ld\n", size, count, bad);
-	if (timeout_ms > 0)
-		printf("lost=%ld\n", lost);
+	qsort(r->rtt, r->nrtt, sizeof(*r->rtt), cmp);
+	printf("size=%d datagrams=%ld bad=%ld\n", o->size, o->count, r->bad);
+	if (o->timeout_ms > 0)
+		printf("lost=%ld\n", r->lost);
 	printf("rtt_p50_us=%.1f\nrtt_p90_us=%.1f\nrtt_p99_us=%.1f\nrtt_max_us=%.1f\n",
-	       rtt[nrtt / 2] / 1e3, rtt[nrtt * 9 / 10] / 1e3,
-	       rtt[nrtt * 99 / 100] / 1e3, rtt[nrtt - 1] / 1e3);
-	if (!quiet)
+	       r->rtt[r->nrtt / 2] / 1e3, r->rtt[r->nrtt * 9 / 10] / 1e3,
+	       r->rtt[r->nrtt * 99 / 100] / 1e3, r->rtt[r->nrtt - 1] / 1e3);
+	if (!o->quiet)
 		for (i = 0; i < 32; i++)
 			if (hist[i])
 				printf("hist_us_%u=%llu\n", i ? 1u << i : 0,
 				       (unsigned long long)hist[i]);
-	if (hw_n) {
-		qsort(proc, hw_n, sizeof(*proc), cmp);
-		printf("hw_samples=%ld\n", (long)hw_n);
-		printf("rtt_hw_avg_us=%.1f\nproc_p50_us=%.1f\nproc_p99_us=%.1f\n",
-		       hw_sum / 1e3 / hw_n, proc[hw_n / 2] / 1e3,
-		       proc[hw_n * 99 / 100] / 1e3);
-		/* the distribution: percentiles 1, 5, 10, ..., 95, 99, 100 */
-		printf("proc_cdf_us=%.1f", proc[hw_n / 100] / 1e3);
-		for (i = 5; i < 100; i += 5)
-			printf(",%.1f", proc[hw_n * i / 100] / 1e3);
-		printf(",%.1f,%.1f\n", proc[hw_n * 99 / 100] / 1e3,
-		       proc[hw_n - 1] / 1e3);
-		proc_hist(proc, hw_n);
-	} else {
+}
+
+/* The processing times' percentiles and distribution. */
+static void print_proc(struct run *r)
+{
+	long n = r->hw_n, i;
+
+	if (!n) {
 		printf("rtt_hw_avg_us=n/a\n");
+		return;
 	}
-	printf("ctx_voluntary=%ld\n", ru1.ru_nvcsw - ru0.ru_nvcsw);
-	printf("cpu_self_us=%.1f\n", (cpu1 - cpu0) / 1e3);
-	if (busy_us > 0)
-		printf("busy_poll_rx=%ld\n", netstat("BusyPollRxPackets") - busy0);
-	if (uring)
-		printf("uring_cqes=%ld\nuring_enters=%ld\n", ur.cqes, ur.enters);
-	if (census) {
+	qsort(r->proc, n, sizeof(*r->proc), cmp);
+	printf("hw_samples=%ld\n", n);
+	printf("rtt_hw_avg_us=%.1f\nproc_p50_us=%.1f\nproc_p99_us=%.1f\n",
+	       r->hw_sum / 1e3 / n, r->proc[n / 2] / 1e3,
+	       r->proc[n * 99 / 100] / 1e3);
+	/* the distribution: percentiles 1, 5, 10, ..., 95, 99, 100 */
+	printf("proc_cdf_us=%.1f", r->proc[n / 100] / 1e3);
+	for (i = 5; i < 100; i += 5)
+		printf(",%.1f", r->proc[n * i / 100] / 1e3);
+	printf(",%.1f,%.1f\n", r->proc[n * 99 / 100] / 1e3, r->proc[n - 1] / 1e3);
+	proc_hist(r->proc, n);
+}
+
+/* What the run cost: switches, CPU time, busy polls, io_uring, harts. */
+static void print_costs(const struct opts *o, struct run *r, struct uring *ur)
+{
+	long i;
+
+	printf("ctx_voluntary=%ld\n", r->ru1.ru_nvcsw - r->ru0.ru_nvcsw);
+	printf("cpu_self_us=%.1f\n", (r->cpu1 - r->cpu0) / 1e3);
+	if (o->busy_us > 0)
+		printf("busy_poll_rx=%ld\n", netstat("BusyPollRxPackets") - r->busy0);
+	if (o->uring)
+		printf("uring_cqes=%ld\nuring_enters=%ld\n", ur->cqes, ur->enters);
+	if (o->census) {
 		const char *sep = "";
 
 		printf("rx_harts=");
 		for (i = 0; i < 64; i++)
-			if (harts[i]) {
-				printf("%s%d:%ld", sep, i, harts[i]);
+			if (r->harts[i]) {
+				printf("%s%ld:%ld", sep, i, r->harts[i]);
 				sep = ",";
 			}
 		printf("\n");
 	}
 	printf("elapsed_us=%llu\ncpu_busy_pct=%.1f\n",
-	       (unsigned long long)(t1 - start) / 1000,
-	       a1 > a0 ? 100.0 * (b1 - b0) / (a1 - a0) : 0.0);
-	if (maps) {
+	       (unsigned long long)(r->end - r->start) / 1000,
+	       r->a1 > r->a0 ? 100.0 * (r->b1 - r->b0) / (r->a1 - r->a0) : 0.0);
+	if (o->maps) {
 		FILE *f = fopen("/proc/self/maps", "r");
 		char line[512];
 
@@ -1046,10 +1083,63 @@ int main(int argc, char **argv)
 		if (f)
 			fclose(f);
 	}
+}
+
+int main(int argc, char **argv)
+{
+	struct raw row = { 0 };
+	struct uring ur = { 0 };
+	struct run r = { 0 };
+	struct opts o;
+	int fd, rc;
+
+	rc = parse_opts(argc, argv, &o, &ur);
+	if (rc)
+		return rc;
+	r.rtt = calloc(o.count, sizeof(*r.rtt));
+	r.proc = calloc(o.count, sizeof(*r.proc));
+	r.rt_ns = calloc(o.count, sizeof(*r.rt_ns));
+	r.rt_rx = calloc(o.count, sizeof(*r.rt_rx));
+	r.rt_tx = calloc(o.count, sizeof(*r.rt_tx));
+	fd = open_socket(&o, &r);
+	if (fd < 0)
+		return 1;
+	if (o.uring) {
+		if (uring_open(&ur, CTL_LEN) < 0) {
+			perror("udp_pingpong: -U: io_uring");
+			return 1;
+		}
+		if (ur.sqpoll)
+			printf("uring_sq_hart=%d\n", ur.sq_hart);
+		if (!o.nohw) {
+			ur.stamps = r.rt_tx;
+			ur.base = o.warm;
+			ur.count = o.count;
+		}
+	}
+	if (o.raw && raw_open(fd, &row) < 0) {
+		perror("udp_pingpong: -R: SIOCACCIO and the row's mappings");
+		return 1;
+	}
+	rc = round_trips(&o, &r, fd, &ur, &row);
+	if (rc)
+		return rc;
+	processing_times(&o, &r);
+	span_mark(0);
+	r.end = now_ns();
+	cpu_times(&r.b1, &r.a1);
+	if (!r.nrtt) {
+		printf("size=%d datagrams=%ld bad=%ld\nlost=%ld\n", o.size, o.count,
+		       r.bad, r.lost);
+		return 1;
+	}
+	print_rtt(&o, &r);
+	print_proc(&r);
+	print_costs(&o, &r, &ur);
 	/*
 	 * all of it before libaccio's exit line (ACCIO_STATS) on stderr, which
 	 * would otherwise land inside a line the buffer had half written
 	 */
 	fflush(stdout);
-	return bad ? 1 : 0;
+	return r.bad ? 1 : 0;
 }
