@@ -12,7 +12,7 @@ wire, each SoC with its Accio NIC and uncore.
   rxe-rc-ev   ib_send_lat -e: waits for completion events
   rxe-ud      ib_send_lat -c UD, polling
   verbs-ud    ib_send_lat -c UD, polling, on the Accio verbs device (accio0:
-              kernel 0020, provider libaccio/verbs) on both SoCs: each QP's
+              the verbs driver, provider libaccio/verbs) on both SoCs: each QP's
               queues are an ICT row's rings, the engine fills and checks
               the RoCEv2 ICRC, the CPU copies between rings and buffers
   verbs-ud-ev ib_send_lat -c UD -e on accio0 on both SoCs: waits for
@@ -37,7 +37,7 @@ wire, each SoC with its Accio NIC and uncore.
   dpdk        the same dpdk_pingpong built against DPDK 22.11 (Debian's
               source, scripts/build-dpdk.sh) on net_accio, the Accio NIC's
               own poll-mode driver (apps/dpdk/net_accio): the NIC is handed
-              to user space through UIO (kernel 0021) and DMAs to and from
+              to user space through UIO (accio-nic-uio) and DMAs to and from
               DPDK's hugepage mbufs, no kernel on the path; its NIC
               timestamps give the processing time. Runs last (the kernel
               gives the NIC up).

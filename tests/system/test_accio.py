@@ -115,7 +115,7 @@ def test_blocking_recv_and_full_tx_ring_are_woken_by_the_ready_queue():
 
 
 def test_a_waiting_thread_alone_on_its_hart_halts_in_place():
-    """kernel 0010: ACCIO_IOC_WAIT halts the hart instead of sleeping when the
+    """ACCIO_IOC_WAIT halts the hart instead of sleeping when the
     waiter is the only runnable task there; halt_us=0 turns that off. The row
     fd's fdinfo counts the halts; the echo is checked either way."""
     param = "/sys/module/accio_ict/parameters/halt_us"
@@ -143,7 +143,7 @@ def test_a_waiting_thread_alone_on_its_hart_halts_in_place():
 
 
 def test_a_cpu_bound_task_keeps_its_share_beside_accelerated_clients():
-    """The scheduler's fast path (kernel 0004) lets a thread woken by the
+    """The scheduler's fast path (hooks/sched.diff) lets a thread woken by the
     ready queue run next, but it does not starve the others: CFS takes the
     next buddy only while it is within the wake-up granularity of the task
     furthest behind. A CPU-bound shell loop on hart 1 beside 16 blocking
@@ -637,7 +637,7 @@ def test_bad_spin_settings_are_reported():
 
 def test_wake_ups_come_as_a_local_interrupt_served_in_place():
     """QEMU patches 0005/0006 wire each hart's wake-up to the hart as local
-    interrupt 16; kernel 0017 takes it as a per-CPU interrupt, and a thread
+    interrupt 16; the ICT driver takes it as a per-CPU interrupt, and a thread
     halted in place serves it without a trap. A deterministic ping-pong
     against the wire peer, which answers 400 us later: halted (halt_us
     raised to 1000 us), the round trips take (almost) no wake-up interrupt;

@@ -1,6 +1,6 @@
 """DPDK's own poll-mode driver of the Accio NIC (net_accio, apps/dpdk/net_accio)
 on DPDK 22.11 built from Debian's source (scripts/build-dpdk.sh): the NIC is
-handed to user space through UIO (kernel 0021's accio-nic-uio, bound with
+handed to user space through UIO (the kernel's accio-nic-uio, bound with
 driver_override by accio-nic-uio.sh), DPDK posts its hugepage mbufs to the
 NIC by physical address, and no kernel is on the data path. Between two
 SoCs on one wire; the other SoC runs Linux sockets."""
