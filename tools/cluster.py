@@ -388,7 +388,7 @@ class ClusterResult:
     ranks: int
 
 
-def _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines):
+def _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines, spin):
     """Each node's initrd (the image, its packages, its files, its command)
     and QEMU command line; its line of the plan."""
     for k, n in enumerate(topo.nodes):
@@ -404,6 +404,7 @@ def _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines):
             seed=accio.SEED + k, timing=timing is None)
         if timing is not None:
             cmd += accio.timing_qemu_args(timing)
+        cmd += ["-global", f"accio-nic.lockstep-spin-ns={spin}"]
         argv = os.path.join(run_dir, f"{n.name}.argv")
         with open(argv, "wb") as f:
             f.write(b"".join(a.encode() + b"\0" for a in cmd))
@@ -413,22 +414,47 @@ def _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines):
                      f"{n.mac.replace(':', '')} {pcap}")
 
 
-def write_plan(topo, run_dir, ranks, pcap_dir=None, timing=None, grace=5):
-    """The hub's plan, each node's QEMU command line and initrd."""
+# A side of a barrier with a core to itself looks this long for the other
+# side's message before it sleeps (accio_lockstep.h, ls_wait_in): waking a
+# sleeping core costs tens of microseconds on a virtual machine.
+SPIN_NS = 20000
+
+
+def spin_ns(topo, ranks, hosts=None, ns_hosts=0, spin_us=None):
+    """How long a barrier's waits spin: spin_us when given, else SPIN_NS
+    when every QEMU and hub process of one machine can have a core of its
+    own, else 0 (waiting is blocking when SoCs outnumber cores)."""
+    if spin_us is not None:
+        if spin_us < 0:
+            raise AccioError(f"spin_us must not be negative, not {spin_us}")
+        return int(spin_us * 1000)
+    nranks = max(ranks) + 1
+    if hosts and not ns_hosts:
+        # other machines: as many cores as this one is all that is known
+        per_machine = max(ranks.count(r) for r in range(nranks)) + 1
+    else:
+        per_machine = len(topo.nodes) + nranks
+    return SPIN_NS if per_machine <= (os.cpu_count() or 1) else 0
+
+
+def write_plan(topo, run_dir, ranks, pcap_dir=None, timing=None, grace=5, spin=0):
+    """The hub's plan, each node's QEMU command line and initrd; spin: the
+    barriers' spin in ns (spin_ns())."""
     q = topo.quantum
     switch_idx = {s: k for k, s in enumerate(topo.switches)}
     node_idx = {n.name: k for k, n in enumerate(topo.nodes)}
     lines = [f"counts {len(topo.nodes)} {len(topo.switches)} "
              f"{len(topo.nodes) + len(topo.links)}",
              f"quantum {q}", f"timeouts 120 {int(topo.timeout_s)} {grace}",
-             f"ranks {max(ranks) + 1}", f"stats {os.path.join(run_dir, 'stats.json')}"]
+             f"ranks {max(ranks) + 1}", f"stats {os.path.join(run_dir, 'stats.json')}",
+             f"spin {spin}"]
     gw = topo.nodes[0].ip
     layers = {}
     try:
         for n in topo.nodes:
             if n.pkgs and n.pkgs not in layers:
                 layers[n.pkgs] = accio.debian_layer(list(n.pkgs))
-        _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines)
+        _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines, spin)
     finally:
         for layer in layers.values():
             os.unlink(layer)
@@ -524,14 +550,15 @@ def _mpirun(hosts, ranks, nshosts=None):
 
 
 def run(topo, hosts=None, ns_hosts=0, pcap_dir=None, timing=None, keep=None,
-        verbose=False, mpi=False, run_dir=None):
+        verbose=False, mpi=False, run_dir=None, spin_us=None):
     """Boot the topology's SoCs and run their commands; a ClusterResult.
 
     hosts: host names for mpirun (one rank each; the run directory must be
     on a file system every host sees at the same path: run_dir, a folder
     there, which holds the run's own folder). ns_hosts: that many network
     namespaces of this machine as the hosts. mpi: mpirun even on one host.
-    keep: a directory to keep the run's files in."""
+    keep: a directory to keep the run's files in. spin_us: how long a
+    barrier's waits spin before they sleep (default: spin_ns()'s choice)."""
     if shutil.which("mpirun") is None and (hosts or ns_hosts or mpi):
         raise AccioError("mpirun not found (Debian's openmpi-bin: make bootstrap)")
     if not os.path.exists(SWITCH_BIN):
@@ -548,7 +575,8 @@ def run(topo, hosts=None, ns_hosts=0, pcap_dir=None, timing=None, keep=None,
             ns = NsHosts(ns_hosts).__enter__()
             hosts = ns.ips
         ranks = place(topo, hosts)
-        plan = write_plan(topo, run_dir, ranks, pcap_dir, timing)
+        plan = write_plan(topo, run_dir, ranks, pcap_dir, timing,
+                          spin=spin_ns(topo, ranks, hosts, ns_hosts, spin_us))
         nranks = len(hosts) if hosts else 1
         if hosts or mpi:
             cmd = _mpirun(hosts or ["localhost"], nranks, ns) + [SWITCH_BIN, plan]
@@ -634,6 +662,9 @@ def main(argv):
                     help="NODE.pcap: each node's wire, as its switch port saw it")
     ap.add_argument("--keep", metavar="DIR", help="keep the consoles, plan and stats here")
     ap.add_argument("--check", action="store_true", help="only check the topology")
+    ap.add_argument("--spin-us", type=float, metavar="US",
+                    help="how long a barrier's waits spin before they sleep (default: "
+                    f"{SPIN_NS // 1000} when every SoC and the hub have a core, else 0)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args(argv)
     hosts = None
@@ -649,7 +680,7 @@ def main(argv):
                   f"lookahead {topo.quantum} ns")
             return 0
         r = run(topo, hosts, a.ns_hosts, a.pcap_dir, keep=a.keep, verbose=a.verbose,
-                mpi=a.mpi, run_dir=a.run_dir)
+                mpi=a.mpi, run_dir=a.run_dir, spin_us=a.spin_us)
     except AccioError as e:
         print(f"accio cluster: {e}", file=__import__("sys").stderr)
         return 125

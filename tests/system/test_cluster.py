@@ -51,17 +51,21 @@ def test_four_socs_repeat_exactly_on_one_host_and_on_two(tmp_path):
     """3 clients and a server behind one switch, once on this host and once
     on two hosts (namespaces; mpirun places the ranks, TCP between them
     carries frames and barriers): every round trip checked, the same
-    outputs and byte-identical captures at every port. Every frame a client
+    outputs and byte-identical captures at every port (the two-host run's
+    barrier waits spin before they sleep, spin_us: how a side waits does
+    not change what the SoCs do). Every frame a client
     sent reached the server's port two link latencies, the switch's delay
     and its serialisation at 10 Gb/s later, and nothing was dropped."""
     topo = cluster.parse(STAR)
     if os.geteuid() != 0:
         pytest.skip("namespaces as hosts need root")
     runs = []
-    for name, kw in (("one", {}), ("two", {"ns_hosts": 2})):
+    for name, kw in (("one", {}), ("two", {"ns_hosts": 2, "spin_us": 5})):
         d = tmp_path / name
         r = cluster.run(topo, pcap_dir=str(d), **kw)
         assert r.ranks == (2 if kw else 1)
+        if kw:
+            assert r.stats["spin_ns"] == 5000, r.stats
         for c in ("client1", "client2", "client3"):
             res = r.results[c]
             assert res.rc == 0, res.console[-3000:]
@@ -163,3 +167,22 @@ def test_a_loop_with_a_blocked_link_is_a_tree(tmp_path):
     # from b, z is reached over b-tor then tor-c: never b-c
     assert [lk.ends for lk in topo.links] == [("tor", "b"), ("c", "tor")]
     assert topo.fwd["b"]["z"] == ("link", 0) and topo.fwd["tor"]["z"] == ("link", 1)
+
+
+def test_barrier_waits_spin_only_where_every_side_has_a_core(monkeypatch):
+    """A barrier's waits spin (cluster.SPIN_NS) only when every QEMU and hub
+    process of a machine can have a core; with more, waiting is blocking.
+    An explicit spin_us wins; a negative one is refused."""
+    topo = cluster.parse(STAR)     # 4 SoCs
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert cluster.spin_ns(topo, [0] * 4) == 0
+    assert cluster.spin_ns(topo, [0, 0, 1, 1], ["10.0.0.1", "10.0.0.2"]) == 0
+    monkeypatch.setattr(os, "cpu_count", lambda: 5)
+    assert cluster.spin_ns(topo, [0] * 4) == cluster.SPIN_NS
+    # namespaces as hosts share this machine's cores: 4 SoCs and 2 ranks
+    assert cluster.spin_ns(topo, [0, 0, 1, 1], ns_hosts=2) == 0
+    # other machines with as many cores: 2 SoCs and a rank on each
+    assert cluster.spin_ns(topo, [0, 0, 1, 1], ["10.0.0.1", "10.0.0.2"]) == cluster.SPIN_NS
+    assert cluster.spin_ns(topo, [0] * 4, spin_us=7.5) == 7500
+    with pytest.raises(cluster.AccioError, match="negative"):
+        cluster.spin_ns(topo, [0] * 4, spin_us=-1)

@@ -81,6 +81,7 @@ static struct {
     bool tcp;               /* frames between ranks on TCP (else MPI) */
     int *tfd;               /* rank 0: each rank's socket; others: [0] */
     uint64_t quantum;
+    uint64_t spin_ns;       /* look this long before a wait sleeps (plan) */
     int start_s, run_s, grace_s;
     int nnodes;
     Node *nodes;
@@ -156,6 +157,8 @@ static void read_plan(const char *path)
             f->links = xmalloc(f->nlinks * sizeof(FabLink));
         } else if (sscanf(line, "quantum %llu", &v[0]) == 1) {
             H.quantum = v[0];
+        } else if (sscanf(line, "spin %llu", &v[0]) == 1) {
+            H.spin_ns = v[0];
         } else if (sscanf(line, "timeouts %d %d %d", &H.start_s, &H.run_s,
                           &H.grace_s) == 3) {
         } else if (sscanf(line, "stats %4095s", a[0]) == 1) {
@@ -584,7 +587,8 @@ static uint8_t *xfer_recv(int from, int tag, size_t *n)
     if (!H.tcp) {
         return mpi_recv_idle(from, tag, n);
     }
-    if (!ls_io_all(H.tfd[from], &len, sizeof(len), false)) {
+    if (!ls_wait_in(H.tfd[from], H.spin_ns) ||
+        !ls_io_all(H.tfd[from], &len, sizeof(len), false)) {
         die("rank %d lost rank %d", H.rank, from);
     }
     buf = xmalloc(len);
@@ -614,7 +618,8 @@ static void collect(int i, uint32_t until)
         return;
     }
     for (;;) {
-        if (!ls_io_all(n->fd, &h, sizeof(h), false)) {
+        if (!ls_wait_in(n->fd, H.spin_ns) ||
+            !ls_io_all(n->fd, &h, sizeof(h), false)) {
             goto gone;
         }
         if (h.type == until) {
@@ -859,9 +864,10 @@ static void hub_run(void)
             fprintf(s, "{\n  \"barriers\": %" PRIu64 ",\n  \"skips\": %"
                     PRIu64 ",\n  \"end_ns\": %" PRIu64 ",\n  \"quantum_ns\": %"
                     PRIu64 ",\n  \"ranks\": %d,\n  \"start_ns\": %" PRIu64
-                    ",\n  \"lockstep_wall_s\": %.3f,\n", H.barriers, H.skips, b,
-                    H.quantum, H.ranks, b0, (w1.tv_sec - w0.tv_sec) +
-                    (w1.tv_nsec - w0.tv_nsec) / 1e9);
+                    ",\n  \"lockstep_wall_s\": %.3f,\n  \"spin_ns\": %" PRIu64
+                    ",\n", H.barriers, H.skips, b, H.quantum, H.ranks, b0,
+                    (w1.tv_sec - w0.tv_sec) + (w1.tv_nsec - w0.tv_nsec) / 1e9,
+                    H.spin_ns);
             fab_write_stats(&H.fab, s);
             fprintf(s, "\n}\n");
             fclose(s);

@@ -155,6 +155,7 @@ struct AccioNICState {
     AccioPcap *pcap;
     char *lockstep_spec;        /* property: listen:PATH or connect:PATH */
     uint64_t lockstep_ns;       /* property: the wire's latency */
+    uint64_t lockstep_spin_ns;  /* property: look before a barrier sleeps */
     AccioLockstep *lockstep;
     uint64_t peer_ignored;
     uint64_t peer_overflow;

@@ -118,6 +118,7 @@ struct AccioLockstep {
     bool started;
     bool dead;
     uint64_t latency;
+    uint64_t spin_ns;       /* look this long before a barrier's wait sleeps */
     uint64_t barrier;       /* the time of the next (or current) barrier */
     uint64_t sent_min;      /* earliest delivery of what went out since */
     QEMUTimer *sync_timer;
@@ -228,7 +229,7 @@ static void ls_sync_timer(void *opaque)
     for (;;) {
         LsFrame *f;
 
-        if (!ls_read(l->fd, &h, sizeof(h))) {
+        if (!ls_wait_in(l->fd, l->spin_ns) || !ls_read(l->fd, &h, sizeof(h))) {
             ls_peer_gone(l, "the peer left");
             return;
         }
@@ -363,8 +364,8 @@ static int ls_meet(const char *spec, Error **errp)
 }
 
 AccioLockstep *accio_lockstep_new(const char *spec, uint64_t latency_ns,
-                                  AccioWireDeliver *deliver, void *opaque,
-                                  Error **errp)
+                                  uint64_t spin_ns, AccioWireDeliver *deliver,
+                                  void *opaque, Error **errp)
 {
     AccioLockstep *l;
     LsHeader h;
@@ -386,6 +387,7 @@ AccioLockstep *accio_lockstep_new(const char *spec, uint64_t latency_ns,
     l = g_new0(AccioLockstep, 1);
     l->fd = fd;
     l->latency = latency_ns;
+    l->spin_ns = spin_ns;
     if (!ls_send(l, LS_HELLO, latency_ns, NULL, 0) ||
         !ls_read(fd, &h, sizeof(h)) || h.type != LS_HELLO) {
         error_setg(errp, "accio-nic: lockstep: no greeting from the peer");

@@ -38,11 +38,13 @@ typedef void AccioWireDeliver(void *opaque, const uint8_t *buf, size_t len,
  * barriers at most @latency_ns of virtual time apart, and a frame leaving
  * one NIC at t reaches the other at t + @latency_ns: the peer cannot have
  * passed that time yet, so both SoCs together repeat exactly from run to
- * run. Barriers are skipped while both SoCs are idle.
+ * run. Barriers are skipped while both SoCs are idle. At a barrier the
+ * wait for the peer looks for up to @spin_ns before it sleeps
+ * (accio_lockstep.h, ls_wait_in); 0: it sleeps at once.
  */
 AccioLockstep *accio_lockstep_new(const char *spec, uint64_t latency_ns,
-                                  AccioWireDeliver *deliver, void *opaque,
-                                  Error **errp);
+                                  uint64_t spin_ns, AccioWireDeliver *deliver,
+                                  void *opaque, Error **errp);
 /* The NIC is enabled: the first call joins the peer's clock (blocks). */
 void accio_lockstep_start(AccioLockstep *l);
 /* A frame leaves this NIC at virtual time @t_ns. */
