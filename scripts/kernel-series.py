@@ -3,8 +3,6 @@
 
     kernel-series.py           write kernel-patches/series/*.patch
     kernel-series.py --check   exit 1 when series/ differs from what it would write
-    kernel-series.py --file P  print the kernel file P as the series leaves it,
-                               when the series adds it (a file under src/)
     --dir D                    the patches' folder (default kernel-patches/)
 
 kernel-patches/series.toml lists the patches in order. A patch adds files
@@ -196,7 +194,6 @@ def render(patches):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true")
-    ap.add_argument("--file")
     ap.add_argument("--dir")
     a = ap.parse_args()
     if a.dir:
@@ -205,12 +202,6 @@ def main():
         patches = load()
     except SeriesError as e:
         sys.exit(f"kernel-series: {e}")
-    if a.file:
-        p = os.path.join(SRC, a.file)
-        if not os.path.isfile(p):
-            sys.exit(f"kernel-series: the series adds no file {a.file}")
-        sys.stdout.write(open(p).read())
-        return
     want = render(patches)
     have = {f: open(os.path.join(OUT, f)).read()
             for f in (os.listdir(OUT) if os.path.isdir(OUT) else [])}

@@ -3,6 +3,7 @@ the drivers are files under kernel-patches/src, the changes to the kernel's
 own files are hooks/*.diff, and series.toml orders them into patches. These
 tests run without the kernel tree; checkpatch comes from Debian's
 linux-source-6.1 tarball (or the build's unpacked tree)."""
+import importlib.util
 import os
 import re
 import shutil
@@ -29,11 +30,12 @@ def patches(kp=KP):
     return [os.path.join(d, p) for p in sorted(os.listdir(d))]
 
 
-def src_files(kp=KP):
-    out = []
-    for top, _, files in os.walk(os.path.join(kp, "src")):
-        out += [os.path.relpath(os.path.join(top, f), os.path.join(kp, "src")) for f in files]
-    return sorted(out)
+def src_files():
+    """The files the series adds, as the tool lists them."""
+    spec = importlib.util.spec_from_file_location("kernel_series", TOOL)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    return tool.src_files()
 
 
 @pytest.fixture

@@ -80,9 +80,7 @@ def perftest_client(cmd, tag, n=PERFTEST_RUNS):
     see perftest_server), printing the first run whose figures are numbers: on
     a loaded host perftest's own clock-rate estimate can fail ("r^2 < 0.9")
     and it then prints inf for every figure of that run, however well the
-    datagrams went (two runs in a row did so once, in a full make test
-    beside the evaluation's quick run). Counters (stderr) stay on the
-    console."""
+    datagrams went. Counters (stderr) stay on the console."""
     runs = "; ".join(f"{retry(cmd)} > /tmp/{tag}.{i}" for i in range(1, n + 1))
     pick = "; ".join(f"grep -q ' inf ' /tmp/{tag}.{i} || {{ cat /tmp/{tag}.{i}; exit 0; }}"
                      for i in range(1, n + 1))
