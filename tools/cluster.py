@@ -414,27 +414,21 @@ def _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines, sp
                      f"{n.mac.replace(':', '')} {pcap}")
 
 
-# A side of a barrier with a core to itself looks this long for the other
-# side's message before it sleeps (accio_lockstep.h, ls_wait_in): waking a
-# sleeping core costs tens of microseconds on a virtual machine.
-SPIN_NS = 20000
+# A side of a barrier looks this long for the other side's message before it
+# sleeps, yielding its core between looks (accio_lockstep.h, ls_wait_in):
+# waking a sleeping core costs tens of microseconds on a virtual machine.
+SPIN_NS = 200000
 
 
-def spin_ns(topo, ranks, hosts=None, ns_hosts=0, spin_us=None):
-    """How long a barrier's waits spin: spin_us when given, else SPIN_NS
-    when every QEMU and hub process of one machine can have a core of its
-    own, else 0 (waiting is blocking when SoCs outnumber cores)."""
-    if spin_us is not None:
-        if spin_us < 0:
-            raise AccioError(f"spin_us must not be negative, not {spin_us}")
-        return int(spin_us * 1000)
-    nranks = max(ranks) + 1
-    if hosts and not ns_hosts:
-        # other machines: as many cores as this one is all that is known
-        per_machine = max(ranks.count(r) for r in range(nranks)) + 1
-    else:
-        per_machine = len(topo.nodes) + nranks
-    return SPIN_NS if per_machine <= (os.cpu_count() or 1) else 0
+def spin_ns(spin_us=None):
+    """How long a barrier's waits look before they sleep: spin_us when
+    given, else SPIN_NS. The looks yield the core, so they pay off even
+    where SoCs outnumber cores (eval/README.md, accio cluster)."""
+    if spin_us is None:
+        return SPIN_NS
+    if spin_us < 0:
+        raise AccioError(f"spin_us must not be negative, not {spin_us}")
+    return int(spin_us * 1000)
 
 
 def write_plan(topo, run_dir, ranks, pcap_dir=None, timing=None, grace=5, spin=0):
@@ -558,7 +552,7 @@ def run(topo, hosts=None, ns_hosts=0, pcap_dir=None, timing=None, keep=None,
     there, which holds the run's own folder). ns_hosts: that many network
     namespaces of this machine as the hosts. mpi: mpirun even on one host.
     keep: a directory to keep the run's files in. spin_us: how long a
-    barrier's waits spin before they sleep (default: spin_ns()'s choice)."""
+    barrier's waits look before they sleep (default: spin_ns())."""
     if shutil.which("mpirun") is None and (hosts or ns_hosts or mpi):
         raise AccioError("mpirun not found (Debian's openmpi-bin: make bootstrap)")
     if not os.path.exists(SWITCH_BIN):
@@ -576,7 +570,7 @@ def run(topo, hosts=None, ns_hosts=0, pcap_dir=None, timing=None, keep=None,
             hosts = ns.ips
         ranks = place(topo, hosts)
         plan = write_plan(topo, run_dir, ranks, pcap_dir, timing,
-                          spin=spin_ns(topo, ranks, hosts, ns_hosts, spin_us))
+                          spin=spin_ns(spin_us))
         nranks = len(hosts) if hosts else 1
         if hosts or mpi:
             cmd = _mpirun(hosts or ["localhost"], nranks, ns) + [SWITCH_BIN, plan]
@@ -663,8 +657,8 @@ def main(argv):
     ap.add_argument("--keep", metavar="DIR", help="keep the consoles, plan and stats here")
     ap.add_argument("--check", action="store_true", help="only check the topology")
     ap.add_argument("--spin-us", type=float, metavar="US",
-                    help="how long a barrier's waits spin before they sleep (default: "
-                    f"{SPIN_NS // 1000} when every SoC and the hub have a core, else 0)")
+                    help="how long a barrier's waits look for the other side, yielding the "
+                    f"core between looks, before they sleep (default {SPIN_NS // 1000})")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args(argv)
     hosts = None

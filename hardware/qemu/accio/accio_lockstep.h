@@ -21,6 +21,7 @@
 #define ACCIO_LOCKSTEP_H
 
 #include <errno.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -67,15 +68,16 @@ static inline bool ls_io_all(int fd, void *buf, size_t n, bool out)
 }
 
 /*
- * Wait for the next message on @fd: up to @spin_ns looking without
- * sleeping, then blocking (ls_io_all's read). A wait that blocks costs a
- * wake-up, and waking a sleeping core costs tens of microseconds on a
- * virtual machine whose idle cores its hypervisor halts (a round trip
- * between two processes on two cores of the 2-core development VM: 56 us
- * blocking, 4 us with a 20 us spin). So a side with a core to itself spins
- * for a moment before it sleeps; with more sides than cores @spin_ns is 0
- * and waiting is blocking. Returns false when the socket broke; the read
- * that follows reports a peer that has gone.
+ * Wait for the next message on @fd: for up to @spin_ns look for it, giving
+ * the core to any other runnable thread between looks (sched_yield), then
+ * block (ls_io_all's read). A wait that blocks costs a wake-up, and waking
+ * a sleeping core costs tens of microseconds on a virtual machine whose
+ * idle cores its hypervisor halts (a round trip between two processes on
+ * two cores of the 2-core development VM: 56 us blocking, 4 us looking).
+ * Yielding keeps a waiting side from taking a core from a side with work,
+ * so the look pays off even when sides outnumber cores; the bound keeps a
+ * long wait (a SoC still booting) blocking. Returns false when the socket
+ * broke; the read that follows reports a peer that has gone.
  */
 static inline bool ls_wait_in(int fd, uint64_t spin_ns)
 {
@@ -98,6 +100,7 @@ static inline bool ls_wait_in(int fd, uint64_t spin_ns)
             (uint64_t)t.tv_nsec - (uint64_t)t0.tv_nsec >= spin_ns) {
             return true;
         }
+        sched_yield();
     }
 }
 
