@@ -1647,7 +1647,8 @@ def report_cluster(outdir, rel="results"):
             f"are busy with {worst['lookahead_ns'] / 1e3:g} us of lookahead and {best['ratio']}x "
             f"with {best['lookahead_ns'] / 1e3:g} us: a barrier costs "
             f"{worst['wall_per_barrier_us']:g} to {best['wall_per_barrier_us']:g} us of wall "
-            "time on this host (two QEMU threads and the hub woken in turn), so the lookahead, "
+            "time on this 2-core host (the two QEMUs and the hub meet at it, each looking for "
+            "the other's message, yielding its core, before it sleeps), so the lookahead, "
             "a property of the modelled network, sets the price. "
             f"`{r['command']}` (commit {r['commit']}).", "", table, ""]
 
