@@ -476,8 +476,10 @@ class Wire:
     latency_ns, service)}; .sock[name] is the socket the SoC's NIC connects
     to, with lockstep-ns = .quantum. A frame crosses from one port to
     another in the sum of their latencies; nothing is serialised or queued
-    (each NIC serialises its own frames). close() waits for the hub, which
-    ends once every SoC that is not a service has left."""
+    (each NIC serialises its own frames). Its waits, and the NICs' when
+    they are given .qemu_args, look for spin_ns() before they sleep.
+    close() waits for the hub, which ends once every SoC that is not a
+    service has left."""
 
     def __init__(self, ports, timeout_s=3600):
         if not os.path.exists(SWITCH_BIN):
@@ -486,7 +488,8 @@ class Wire:
         self.quantum = 2 * min(lat for _, lat, _ in ports.values())
         self.sock = {}
         lines = [f"counts {len(ports)} 1 {len(ports)}", f"quantum {self.quantum}",
-                 f"timeouts 300 {int(timeout_s)} 5", "switch 0 wire 0"]
+                 f"timeouts 300 {int(timeout_s)} 5", f"spin {spin_ns()}", "switch 0 wire 0"]
+        self.qemu_args = ("-global", f"accio-nic.lockstep-spin-ns={spin_ns()}")
         for k, (name, (mac, lat, service)) in enumerate(ports.items()):
             self.sock[name] = os.path.join(self.dir, f"{name}.sock")
             m = mac.replace(":", "")

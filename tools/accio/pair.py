@@ -50,6 +50,7 @@ def run_pair(server, client, *, machine=None, timeout=600, verbose=False, add=()
         hub = cluster.Wire({"server": (PAIR_NET["server"][1], ns // 2, True),
                             "client": (PAIR_NET["client"][1], ns - ns // 2, False)})
         wires = {r: f"lockstep:connect:{hub.quantum}:{hub.sock[r]}" for r in hub.sock}
+        base = Machine.of(base, qemu_extra=base.qemu_extra + hub.qemu_args)
     else:
         pa, pb = free_udp_port(), free_udp_port()
         while pb == pa:
