@@ -388,7 +388,7 @@ class ClusterResult:
     ranks: int
 
 
-def _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines, spin):
+def _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines, spin, shm):
     """Each node's initrd (the image, its packages, its files, its command)
     and QEMU command line; its line of the plan."""
     for k, n in enumerate(topo.nodes):
@@ -405,6 +405,8 @@ def _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines, sp
         if timing is not None:
             cmd += accio.timing_qemu_args(timing)
         cmd += ["-global", f"accio-nic.lockstep-spin-ns={spin}"]
+        if shm:
+            cmd += ["-global", f"accio-nic.lockstep-shm={k}:{shm}"]
         argv = os.path.join(run_dir, f"{n.name}.argv")
         with open(argv, "wb") as f:
             f.write(b"".join(a.encode() + b"\0" for a in cmd))
@@ -431,9 +433,12 @@ def spin_ns(spin_us=None):
     return int(spin_us * 1000)
 
 
-def write_plan(topo, run_dir, ranks, pcap_dir=None, timing=None, grace=5, spin=0):
+def write_plan(topo, run_dir, ranks, pcap_dir=None, timing=None, grace=5, spin=0,
+               shared=True):
     """The hub's plan, each node's QEMU command line and initrd; spin: the
-    barriers' spin in ns (spin_ns())."""
+    barriers' spin in ns (spin_ns()). shared: with one rank, the SoCs meet
+    at every barrier in memory shared with the hub, which takes part only
+    where the network has something to do (accio_lockstep.h)."""
     q = topo.quantum
     switch_idx = {s: k for k, s in enumerate(topo.switches)}
     node_idx = {n.name: k for k, n in enumerate(topo.nodes)}
@@ -442,13 +447,16 @@ def write_plan(topo, run_dir, ranks, pcap_dir=None, timing=None, grace=5, spin=0
              f"quantum {q}", f"timeouts 120 {int(topo.timeout_s)} {grace}",
              f"ranks {max(ranks) + 1}", f"stats {os.path.join(run_dir, 'stats.json')}",
              f"spin {spin}"]
+    shm = os.path.join(run_dir, "barrier") if shared and max(ranks) == 0 else None
+    if shm:
+        lines.append(f"shm {shm}")
     gw = topo.nodes[0].ip
     layers = {}
     try:
         for n in topo.nodes:
             if n.pkgs and n.pkgs not in layers:
                 layers[n.pkgs] = accio.debian_layer(list(n.pkgs))
-        _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines, spin)
+        _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines, spin, shm)
     finally:
         for layer in layers.values():
             os.unlink(layer)
@@ -476,10 +484,11 @@ class Wire:
     latency_ns, service)}; .sock[name] is the socket the SoC's NIC connects
     to, with lockstep-ns = .quantum. A frame crosses from one port to
     another in the sum of their latencies; nothing is serialised or queued
-    (each NIC serialises its own frames). Its waits, and the NICs' when
-    they are given .qemu_args, look for spin_ns() before they sleep.
-    close() waits for the hub, which ends once every SoC that is not a
-    service has left."""
+    (each NIC serialises its own frames). .qemu_args[name] are the QEMU
+    options of that port's SoC: its waits, as the hub's, look for spin_ns()
+    before they sleep, and it meets the other SoCs at every barrier in
+    shared memory. close() waits for the hub, which ends once every SoC
+    that is not a service has left."""
 
     def __init__(self, ports, timeout_s=3600):
         if not os.path.exists(SWITCH_BIN):
@@ -488,10 +497,14 @@ class Wire:
         self.quantum = 2 * min(lat for _, lat, _ in ports.values())
         self.sock = {}
         lines = [f"counts {len(ports)} 1 {len(ports)}", f"quantum {self.quantum}",
-                 f"timeouts 300 {int(timeout_s)} 5", f"spin {spin_ns()}", "switch 0 wire 0"]
-        self.qemu_args = ("-global", f"accio-nic.lockstep-spin-ns={spin_ns()}")
+                 f"timeouts 300 {int(timeout_s)} 5", f"spin {spin_ns()}",
+                 f"shm {os.path.join(self.dir, 'barrier')}", "switch 0 wire 0"]
+        self.qemu_args = {}
         for k, (name, (mac, lat, service)) in enumerate(ports.items()):
             self.sock[name] = os.path.join(self.dir, f"{name}.sock")
+            self.qemu_args[name] = (
+                "-global", f"accio-nic.lockstep-spin-ns={spin_ns()}",
+                "-global", f"accio-nic.lockstep-shm={k}:{os.path.join(self.dir, 'barrier')}")
             m = mac.replace(":", "")
             lines += [f"node {k} {name} 0 {int(service)} {self.sock[name]} - - {m} -",
                       f"link {k} n {k} s 0 {lat} 0 0", f"fwd 0 {m} {k}"]
@@ -547,7 +560,7 @@ def _mpirun(hosts, ranks, nshosts=None):
 
 
 def run(topo, hosts=None, ns_hosts=0, pcap_dir=None, timing=None, keep=None,
-        verbose=False, mpi=False, run_dir=None, spin_us=None):
+        verbose=False, mpi=False, run_dir=None, spin_us=None, shared_barrier=True):
     """Boot the topology's SoCs and run their commands; a ClusterResult.
 
     hosts: host names for mpirun (one rank each; the run directory must be
@@ -555,7 +568,10 @@ def run(topo, hosts=None, ns_hosts=0, pcap_dir=None, timing=None, keep=None,
     there, which holds the run's own folder). ns_hosts: that many network
     namespaces of this machine as the hosts. mpi: mpirun even on one host.
     keep: a directory to keep the run's files in. spin_us: how long a
-    barrier's waits look before they sleep (default: spin_ns())."""
+    barrier's waits look before they sleep (default: spin_ns()).
+    shared_barrier: on one host, the SoCs meet at every barrier in shared
+    memory and the hub joins only where the network has work (False: every
+    barrier goes through the hub, as across hosts)."""
     if shutil.which("mpirun") is None and (hosts or ns_hosts or mpi):
         raise AccioError("mpirun not found (Debian's openmpi-bin: make bootstrap)")
     if not os.path.exists(SWITCH_BIN):
@@ -573,7 +589,7 @@ def run(topo, hosts=None, ns_hosts=0, pcap_dir=None, timing=None, keep=None,
             hosts = ns.ips
         ranks = place(topo, hosts)
         plan = write_plan(topo, run_dir, ranks, pcap_dir, timing,
-                          spin=spin_ns(spin_us))
+                          spin=spin_ns(spin_us), shared=shared_barrier)
         nranks = len(hosts) if hosts else 1
         if hosts or mpi:
             cmd = _mpirun(hosts or ["localhost"], nranks, ns) + [SWITCH_BIN, plan]
@@ -662,6 +678,9 @@ def main(argv):
     ap.add_argument("--spin-us", type=float, metavar="US",
                     help="how long a barrier's waits look for the other side, yielding the "
                     f"core between looks, before they sleep (default {SPIN_NS // 1000})")
+    ap.add_argument("--no-shared-barrier", action="store_true",
+                    help="on one host too, every barrier goes through the hub (as across "
+                    "hosts) instead of the SoCs meeting in shared memory")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args(argv)
     hosts = None
@@ -677,7 +696,8 @@ def main(argv):
                   f"lookahead {topo.quantum} ns")
             return 0
         r = run(topo, hosts, a.ns_hosts, a.pcap_dir, keep=a.keep, verbose=a.verbose,
-                mpi=a.mpi, run_dir=a.run_dir, spin_us=a.spin_us)
+                mpi=a.mpi, run_dir=a.run_dir, spin_us=a.spin_us,
+                shared_barrier=not a.no_shared_barrier)
     except AccioError as e:
         print(f"accio cluster: {e}", file=__import__("sys").stderr)
         return 125

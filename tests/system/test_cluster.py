@@ -2,9 +2,13 @@
 star repeats byte for byte, on one host and on two hosts (network
 namespaces joined by a bridge, mpirun between them); bad topology files are
 refused with a clear message before anything starts."""
+import json
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -179,3 +183,114 @@ def test_barrier_waits_look_then_sleep_by_default():
     assert cluster.spin_ns(spin_us=0) == 0
     with pytest.raises(cluster.AccioError, match="negative"):
         cluster.spin_ns(spin_us=-1)
+
+
+def test_the_shared_barrier_changes_nothing_but_the_wall_time(tmp_path):
+    """On one host the SoCs meet at every barrier in memory they share with
+    the hub, which joins only the barriers where the network has work; the
+    same star with every barrier through the hub gives the same outputs,
+    byte-identical captures, the same barriers and skips and the same end.
+    The shared run passed most barriers without the hub, the other
+    none."""
+    topo = cluster.parse(STAR)
+    runs = {}
+    for shared in (True, False):
+        d = tmp_path / str(shared)
+        r = cluster.run(topo, pcap_dir=str(d), shared_barrier=shared)
+        assert r.stats["shared_barrier"] is shared, r.stats
+        for c in ("client1", "client2", "client3"):
+            res = r.results[c]
+            assert res.rc == 0, res.console[-3000:]
+            assert res.output.count(f"datagrams={N} bad=0") == 2, res.output
+        if shared:
+            assert r.stats["barriers_with_hub"] < r.stats["barriers"] // 2, r.stats
+        else:
+            assert r.stats["barriers_with_hub"] == r.stats["barriers"], r.stats
+        runs[shared] = ({c: r.results[c].output for c in r.results if c != "server"},
+                        {p: (d / p).read_bytes() for p in sorted(os.listdir(d))},
+                        {k: r.stats[k] for k in ("barriers", "skips", "start_ns", "end_ns")})
+    assert runs[True] == runs[False]
+
+
+KILLED = f"""
+[defaults]
+latency_ns = {LAT}
+smp = 1
+
+[[switch]]
+name = "tor"
+
+[[node]]
+name = "server"
+service = true
+command = "udp_echo -p 7000"
+
+[[node]]
+name = "client"
+command = '''
+for k in $(seq 100); do udp_pingpong -s {{ip:server}} -p 7000 -n 1 -t 100 -q >/dev/null 2>&1 && break; done
+echo ready > /dev/kmsg; sleep 1
+udp_pingpong -s {{ip:server}} -p 7000 -n {N} -q | grep -E 'bad='
+'''
+
+[[node]]
+name = "doomed"
+command = "while true; do :; done"
+"""
+
+
+def test_a_soc_killed_mid_run_leaves_the_shared_barrier(tmp_path):
+    """A QEMU killed in the middle of a run (SIGKILL: it says nothing) is
+    marked as gone in the shared barrier by the hub, which sees its wire
+    break, so the others do not wait for it there: the client's round
+    trips all come back, the hub ends normally, and the run reports the
+    killed SoC as ended without a result."""
+    topo = cluster.parse(KILLED)
+    out = {}
+
+    def run():
+        try:
+            out["r"] = cluster.run(topo, run_dir=str(tmp_path))
+        except cluster.AccioError as e:
+            out["e"] = str(e)
+
+    def console(name):
+        for dp, _, fs in os.walk(tmp_path):
+            if name + ".console" in fs:
+                with open(os.path.join(dp, name + ".console"), "rb") as f:
+                    return f.read()
+        return b""
+
+    t = threading.Thread(target=run)
+    t.start()
+    victim, deadline = None, time.monotonic() + 120
+    while victim is None and time.monotonic() < deadline and t.is_alive():
+        for pid in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    argv = f.read().split(b"\0")
+            except OSError:
+                continue
+            if any(a.startswith(b"accio-nic.lockstep-shm=2:") and
+                   str(tmp_path).encode() in a for a in argv):
+                victim = int(pid)
+        time.sleep(0.2)
+    assert victim, "the doomed SoC's QEMU was not found"
+    # once the client is past its first round trip (the network has been
+    # used) and the doomed SoC runs its loop
+    for _ in range(600):
+        if b"ready" in console("client") and b"@@ACCIO-BEGIN@@" in console("doomed"):
+            break
+        time.sleep(0.1)
+    os.kill(victim, signal.SIGKILL)
+    t.join(300)
+    assert not t.is_alive(), "the run did not end after a SoC was killed"
+    assert "node doomed ended without a result" in out.get("e", ""), out
+    failed = [os.path.join(tmp_path, d) for d in os.listdir(tmp_path) if d.endswith("-failed")]
+    assert len(failed) == 1, os.listdir(tmp_path)
+    with open(os.path.join(failed[0], "client.console"), errors="replace") as f:
+        client = f.read()
+    assert f"datagrams={N} bad=0" in client and "@@ACCIO-END rc=0@@" in client, client[-3000:]
+    with open(os.path.join(failed[0], "stats.json")) as f:
+        stats = json.load(f)
+    assert stats["shared_barrier"] and stats["nodes"]["doomed"], stats

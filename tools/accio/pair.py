@@ -50,7 +50,6 @@ def run_pair(server, client, *, machine=None, timeout=600, verbose=False, add=()
         hub = cluster.Wire({"server": (PAIR_NET["server"][1], ns // 2, True),
                             "client": (PAIR_NET["client"][1], ns - ns // 2, False)})
         wires = {r: f"lockstep:connect:{hub.quantum}:{hub.sock[r]}" for r in hub.sock}
-        base = Machine.of(base, qemu_extra=base.qemu_extra + hub.qemu_args)
     else:
         pa, pb = free_udp_port(), free_udp_port()
         while pb == pa:
@@ -63,6 +62,7 @@ def run_pair(server, client, *, machine=None, timeout=600, verbose=False, add=()
             ip, mac = PAIR_NET[role]
             m = Machine.of(base, wire=wires[role], mac=mac,
                            cmdline_extra=f"accio.ip={ip} accio.gw={peer[role]}",
+                           qemu_extra=base.qemu_extra + (hub.qemu_args[role] if hub else ()),
                            pcap=os.path.join(pcap_dir, f"{role}.pcap") if pcap_dir else None)
             sess[role] = Session(cmd, machine=m, verbose=verbose, add=add, pkgs=pkgs)
             if role == "server" and lockstep is None and not sess[role].started(timeout):

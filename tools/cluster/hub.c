@@ -45,6 +45,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -57,6 +58,8 @@
 
 #include "accio_lockstep.h"
 #include "fabric.h"
+
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* messages between ranks, beside the lockstep wire's (accio_lockstep.h) */
 enum { RK_GONE = 0xacc1f001, RK_DONE = 0xacc1f002 };
@@ -72,6 +75,7 @@ typedef struct {
     pid_t pid;
     bool gone;
     bool told;              /* the hub knows it has gone */
+    bool hup;               /* its wire broke (shared barrier: marked so) */
     uint64_t mine;          /* its SYNC at this barrier */
 } Node;
 
@@ -82,6 +86,8 @@ static struct {
     int *tfd;               /* rank 0: each rank's socket; others: [0] */
     uint64_t quantum;
     uint64_t spin_ns;       /* look this long before a wait sleeps (plan) */
+    char *shm_path;         /* the barrier shared with the SoCs (plan) */
+    LsShm *shm;
     int start_s, run_s, grace_s;
     int nnodes;
     Node *nodes;
@@ -90,6 +96,7 @@ static struct {
     /* answers being built, one buffer per rank (rank 0: its own nodes) */
     struct { uint8_t *p; size_t n, cap; } *down;
     uint64_t barriers, skips;
+    uint64_t joined;        /* barriers the hub took part in */
 } H;
 
 static void die(const char *fmt, ...)
@@ -159,6 +166,8 @@ static void read_plan(const char *path)
             H.quantum = v[0];
         } else if (sscanf(line, "spin %llu", &v[0]) == 1) {
             H.spin_ns = v[0];
+        } else if (sscanf(line, "shm %4095s", a[0]) == 1) {
+            H.shm_path = strdup(a[0]);
         } else if (sscanf(line, "timeouts %d %d %d", &H.start_s, &H.run_s,
                           &H.grace_s) == 3) {
         } else if (sscanf(line, "stats %4095s", a[0]) == 1) {
@@ -599,6 +608,105 @@ static uint8_t *xfer_recv(int from, int tag, size_t *n)
     return buf;
 }
 
+/* ---- the barrier in shared memory (one rank) ---------------------------- */
+
+/* the memory the SoCs meet in at every barrier, before any of them starts */
+static void shm_create(void)
+{
+    size_t size = ls_shm_size(H.nnodes);
+    int fd;
+
+    if (H.ranks != 1) {
+        die("a barrier in shared memory is for one rank, not %d", H.ranks);
+    }
+    fd = open(H.shm_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || ftruncate(fd, size) < 0) {
+        die("cannot make the shared barrier %s: %s", H.shm_path,
+            strerror(errno));
+    }
+    H.shm = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (H.shm == MAP_FAILED) {
+        die("cannot map the shared barrier %s: %s", H.shm_path,
+            strerror(errno));
+    }
+    H.shm->nnodes = H.nnodes;
+    H.shm->lat_min = H.fab.lat_min;
+    H.shm->fab_next = UINT64_MAX;
+    __atomic_store_n(&H.shm->magic, LS_SHM_MAGIC, __ATOMIC_RELEASE);
+}
+
+/*
+ * With the shared barrier the SoCs send to the hub only at the barriers
+ * that need it. Wait until node @i's wire has something to read (or has
+ * broken), looking first as ls_wait_in does; meanwhile every other node
+ * whose wire breaks is marked as gone in the barrier, so that no SoC
+ * waits there for a QEMU that has ended.
+ */
+static void shm_wait_readable(int i)
+{
+    static struct pollfd *p;
+    static int *who;
+    struct timespec t0, t;
+    bool look = H.spin_ns > 0;
+
+    if (!p) {
+        p = xmalloc(H.nnodes * sizeof(*p));
+        who = xmalloc(H.nnodes * sizeof(*who));
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        int n = 0, r;
+
+        for (int j = 0; j < H.nnodes; j++) {
+            if (H.nodes[j].fd >= 0 && (j == i || !H.nodes[j].hup)) {
+                p[n].fd = H.nodes[j].fd;
+                p[n].events = POLLIN;
+                p[n].revents = 0;
+                who[n++] = j;
+            }
+        }
+        r = poll(p, n, look ? 0 : -1);
+        for (int k = 0; k < n && r > 0; k++) {
+            if (p[k].revents & (POLLHUP | POLLERR)) {
+                H.nodes[who[k]].hup = true;
+                ls_shm_leave(H.shm, who[k], 0, 0);
+            }
+            if (who[k] == i && p[k].revents) {
+                return;
+            }
+        }
+        if (look) {
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            look = (uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000ull +
+                   (uint64_t)t.tv_nsec - (uint64_t)t0.tv_nsec < H.spin_ns;
+            sched_yield();
+        }
+    }
+}
+
+/*
+ * The barrier the SoCs have reached together: its time, and the barriers
+ * and skips they passed before it, most of them without the hub.
+ */
+static uint64_t shm_barrier(void)
+{
+    uint64_t gen = 0, b = 0, skips = 0;
+
+    for (int i = 0; i < H.nnodes; i++) {
+        LsShmNode *n = &H.shm->node[i];
+        uint64_t g = __atomic_load_n(&n->gen, __ATOMIC_ACQUIRE);
+        uint64_t gone = __atomic_load_n(&n->gone, __ATOMIC_ACQUIRE);
+
+        gen = MAX(gen, MAX(g, gone));
+        b = MAX(b, n->b);
+        skips = MAX(skips, n->skips);
+    }
+    H.barriers = gen ? gen - 1 : 0;
+    H.skips = skips;
+    return b;
+}
+
 /*
  * Read one node's messages up to its SYNC (or START) into this rank's
  * outgoing buffer. A node that has left is recorded as gone, once.
@@ -618,8 +726,12 @@ static void collect(int i, uint32_t until)
         return;
     }
     for (;;) {
-        if (!ls_wait_in(n->fd, H.spin_ns) ||
-            !ls_io_all(n->fd, &h, sizeof(h), false)) {
+        if (H.shm) {
+            shm_wait_readable(i);
+        } else if (!ls_wait_in(n->fd, H.spin_ns)) {
+            goto gone;
+        }
+        if (!ls_io_all(n->fd, &h, sizeof(h), false)) {
             goto gone;
         }
         if (h.type == until) {
@@ -831,11 +943,16 @@ static void hub_run(void)
                 ev_min = H.nodes[i].mine;
             }
         }
+        if (H.shm) {
+            /* the SoCs passed the barriers since the last one alone */
+            b = shm_barrier();
+        }
         fab_advance(&H.fab, b + H.fab.lat_min);
         if (fab_next(&H.fab) < ev_min) {
             ev_min = fab_next(&H.fab);
         }
         H.barriers++;
+        H.joined++;
         next = b + H.quantum;
         if (ev_min > next) {
             next = ev_min < b + LS_SKIP_MAX_NS ? ev_min : b + LS_SKIP_MAX_NS;
@@ -849,6 +966,10 @@ static void hub_run(void)
         }
         /* every frame sent before b is in, and so is every arrival before b */
         fab_flush(&H.fab, b);
+        if (H.shm) {
+            __atomic_store_n(&H.shm->fab_next, fab_next(&H.fab),
+                             __ATOMIC_RELEASE);
+        }
         if (!done) {
             b = next;
         }
@@ -865,9 +986,11 @@ static void hub_run(void)
                     PRIu64 ",\n  \"end_ns\": %" PRIu64 ",\n  \"quantum_ns\": %"
                     PRIu64 ",\n  \"ranks\": %d,\n  \"start_ns\": %" PRIu64
                     ",\n  \"lockstep_wall_s\": %.3f,\n  \"spin_ns\": %" PRIu64
-                    ",\n", H.barriers, H.skips, b, H.quantum, H.ranks, b0,
+                    ",\n  \"shared_barrier\": %s,\n  \"barriers_with_hub\": %"
+                    PRIu64 ",\n", H.barriers, H.skips, b,
+                    H.quantum, H.ranks, b0,
                     (w1.tv_sec - w0.tv_sec) + (w1.tv_nsec - w0.tv_nsec) / 1e9,
-                    H.spin_ns);
+                    H.spin_ns, H.shm ? "true" : "false", H.joined);
             fab_write_stats(&H.fab, s);
             fprintf(s, "\n}\n");
             fclose(s);
@@ -963,6 +1086,9 @@ int main(int argc, char **argv)
         }
     }
     H.down = xmalloc(H.ranks * sizeof(*H.down));
+    if (H.shm_path) {
+        shm_create();
+    }
     signal(SIGALRM, on_alarm);
     signal(SIGPIPE, SIG_IGN);
     alarm(H.run_s);

@@ -21,10 +21,13 @@
 #define ACCIO_LOCKSTEP_H
 
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -102,6 +105,171 @@ static inline bool ls_wait_in(int fd, uint64_t spin_ns)
         }
         sched_yield();
     }
+}
+
+/* ---- the barrier in shared memory ---------------------------------------- */
+
+#define LS_SHM_MAGIC 0xacc15e00u
+
+/*
+ * One SoC's place, written by it alone (but gone, which the hub sets for a
+ * SoC whose wire broke). What it says at a barrier is kept by the
+ * barrier's parity: a SoC reaches barrier g + 2 only after every other
+ * has read what it said at g.
+ */
+typedef struct {
+    uint64_t gen;           /* the barriers it has reached (release) */
+    uint64_t gone;          /* 0, or the first barrier it is not at */
+    uint64_t mine[2];       /* its SYNC at barrier g, in [g & 1] */
+    uint32_t sent[2];       /* it sent a frame since the barrier before g */
+    uint64_t b;             /* the time of its last barrier (for the hub) */
+    uint64_t barriers;      /* barriers and skips it passed before it */
+    uint64_t skips;
+} __attribute__((aligned(64))) LsShmNode;
+
+typedef struct {
+    uint32_t magic, nnodes;
+    uint64_t lat_min;       /* the shortest node link */
+    uint64_t fab_next;      /* the fabric's next step, as the hub last saw it */
+    uint32_t seq;           /* bumped at each arrival and departure (futex) */
+    uint32_t sleepers;      /* sides asleep on seq */
+    uint8_t pad[32];
+    LsShmNode node[];
+} __attribute__((aligned(64))) LsShm;
+
+static inline size_t ls_shm_size(uint32_t nnodes)
+{
+    return sizeof(LsShm) + nnodes * sizeof(LsShmNode);
+}
+
+static inline void ls_shm_bump(LsShm *s)
+{
+    __atomic_fetch_add(&s->seq, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&s->sleepers, __ATOMIC_SEQ_CST)) {
+        syscall(SYS_futex, &s->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    }
+}
+
+/* SoC @i reaches barrier @gen, at virtual time @b */
+static inline void ls_shm_arrive(LsShm *s, uint32_t i, uint64_t gen,
+                                 uint64_t b, uint64_t mine, bool sent,
+                                 uint64_t barriers, uint64_t skips)
+{
+    LsShmNode *n = &s->node[i];
+
+    n->mine[gen & 1] = mine;
+    n->sent[gen & 1] = sent;
+    n->b = b;
+    n->barriers = barriers;
+    n->skips = skips;
+    __atomic_store_n(&n->gen, gen, __ATOMIC_RELEASE);
+    ls_shm_bump(s);
+}
+
+/*
+ * SoC @i is at no barrier from @gen on: it leaves there (at time @b), or,
+ * with @gen 0, its wire broke after the last barrier it reached.
+ */
+static inline void ls_shm_leave(LsShm *s, uint32_t i, uint64_t gen, uint64_t b)
+{
+    LsShmNode *n = &s->node[i];
+
+    if (__atomic_load_n(&n->gone, __ATOMIC_ACQUIRE)) {
+        return;
+    }
+    if (gen) {
+        n->b = b;
+    } else {
+        gen = __atomic_load_n(&n->gen, __ATOMIC_ACQUIRE) + 1;
+    }
+    __atomic_store_n(&n->gone, gen, __ATOMIC_RELEASE);
+    ls_shm_bump(s);
+}
+
+/* SoC @i takes part in barrier @gen */
+static inline bool ls_shm_at(LsShm *s, uint32_t i, uint64_t gen)
+{
+    uint64_t g = __atomic_load_n(&s->node[i].gone, __ATOMIC_ACQUIRE);
+
+    return !g || gen < g;
+}
+
+static inline bool ls_shm_all_in(LsShm *s, uint64_t gen)
+{
+    for (uint32_t i = 0; i < s->nnodes; i++) {
+        if (ls_shm_at(s, i, gen) &&
+            __atomic_load_n(&s->node[i].gen, __ATOMIC_ACQUIRE) < gen) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * Wait until every SoC that takes part in barrier @gen has reached it:
+ * first looking for up to @spin_ns, yielding the core between looks (as
+ * ls_wait_in), then asleep on the futex that every arrival wakes.
+ */
+static inline void ls_shm_wait(LsShm *s, uint64_t gen, uint64_t spin_ns)
+{
+    struct timespec t0, t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (!ls_shm_all_in(s, gen)) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000ull +
+            (uint64_t)t.tv_nsec - (uint64_t)t0.tv_nsec >= spin_ns) {
+            break;
+        }
+        sched_yield();
+    }
+    for (;;) {
+        uint32_t seq = __atomic_load_n(&s->seq, __ATOMIC_SEQ_CST);
+        struct timespec most = { 1, 0 };
+
+        if (ls_shm_all_in(s, gen)) {
+            return;
+        }
+        __atomic_fetch_add(&s->sleepers, 1, __ATOMIC_SEQ_CST);
+        if (!ls_shm_all_in(s, gen)) {
+            syscall(SYS_futex, &s->seq, FUTEX_WAIT, seq, &most, NULL, 0);
+        }
+        __atomic_fetch_sub(&s->sleepers, 1, __ATOMIC_SEQ_CST);
+    }
+}
+
+/*
+ * At barrier @gen, at time @b, every SoC at it having arrived: false when
+ * the hub must take part (a frame was sent since the barrier before, the
+ * fabric moves one before b plus the shortest link, or a SoC is gone that
+ * took part in the barrier before); else true, and *@ev is the hub's
+ * answer: the earliest SYNC and the fabric's next step.
+ */
+static inline bool ls_shm_quiet(LsShm *s, uint64_t gen, uint64_t b,
+                                uint64_t *ev)
+{
+    uint64_t fab = __atomic_load_n(&s->fab_next, __ATOMIC_ACQUIRE);
+    uint64_t e = fab;
+
+    if (fab < b + s->lat_min) {
+        return false;
+    }
+    for (uint32_t i = 0; i < s->nnodes; i++) {
+        if (!ls_shm_at(s, i, gen)) {
+            if (ls_shm_at(s, i, gen - 1)) {
+                return false;
+            }
+            continue;
+        }
+        if (s->node[i].sent[gen & 1]) {
+            return false;
+        }
+        if (s->node[i].mine[gen & 1] < e) {
+            e = s->node[i].mine[gen & 1];
+        }
+    }
+    *ev = e;
+    return true;
 }
 
 #endif /* ACCIO_LOCKSTEP_H */

@@ -1183,8 +1183,8 @@ static void accio_nic_realize(DeviceState *dev, Error **errp)
         }
     }
     if (s->lockstep_spec && *s->lockstep_spec) {
-        s->lockstep = accio_lockstep_new(s->lockstep_spec, s->lockstep_ns,
-                                         s->lockstep_spin_ns,
+        s->lockstep = accio_lockstep_new(s->lockstep_spec, s->lockstep_shm,
+                                         s->lockstep_ns, s->lockstep_spin_ns,
                                          accio_nic_lockstep_deliver, s, errp);
         if (!s->lockstep) {
             return;
@@ -1331,6 +1331,7 @@ static const Property accio_nic_properties[] = {
     DEFINE_PROP_STRING("pcap", AccioNICState, pcap_path),
     DEFINE_PROP_UINT32("pcap-snaplen", AccioNICState, pcap_snaplen, 128),
     DEFINE_PROP_STRING("lockstep", AccioNICState, lockstep_spec),
+    DEFINE_PROP_STRING("lockstep-shm", AccioNICState, lockstep_shm),
     DEFINE_PROP_UINT64("lockstep-ns", AccioNICState, lockstep_ns, 5000),
     DEFINE_PROP_UINT64("lockstep-spin-ns", AccioNICState, lockstep_spin_ns, 0),
     DEFINE_PROP_LINK("engine", AccioNICState, engine, TYPE_ACCIO_PORT,

@@ -154,6 +154,7 @@ struct AccioNICState {
     uint32_t pcap_snaplen;      /* property */
     AccioPcap *pcap;
     char *lockstep_spec;        /* property: listen:PATH or connect:PATH */
+    char *lockstep_shm;         /* property: INDEX:PATH, the hub's barrier */
     uint64_t lockstep_ns;       /* property: the wire's latency */
     uint64_t lockstep_spin_ns;  /* property: look before a barrier sleeps */
     AccioLockstep *lockstep;

@@ -33,6 +33,7 @@
 #include "hw/accio/accio_wire.h"
 #include "hw/accio/accio_lockstep.h"
 
+#include <sys/mman.h>
 #include <sys/un.h>
 #include <poll.h>
 
@@ -127,6 +128,11 @@ struct AccioLockstep {
     AccioWireDeliver *deliver;
     void *opaque;
     uint64_t barriers, skips, frames_out, frames_in;
+    LsShm *shm;             /* the barrier in memory shared with the others */
+    size_t shm_size;
+    uint32_t shm_node;      /* this SoC's place there */
+    uint64_t gen;           /* the barriers it has reached there */
+    uint64_t quiet;         /* barriers passed without the far end */
 };
 
 static bool ls_write(int fd, const void *buf, size_t n)
@@ -154,14 +160,18 @@ static void ls_peer_gone(AccioLockstep *l, const char *why)
         return;
     }
     l->dead = true;
+    if (l->shm) {
+        ls_shm_leave(l->shm, l->shm_node, l->gen + 1, l->barrier);
+    }
     timer_del(l->sync_timer);
     close(l->fd);
     l->fd = -1;
     info_report("accio-nic: lockstep wire: %s at %" PRIu64 " ns; this SoC "
-                "runs on alone (%" PRIu64 " barriers, %" PRIu64 " skips, "
-                "%" PRIu64 " frames out, %" PRIu64 " in)", why,
-                qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL), l->barriers, l->skips,
-                l->frames_out, l->frames_in);
+                "runs on alone (%" PRIu64 " barriers, %" PRIu64 " of them "
+                "in shared memory alone, %" PRIu64 " skips, %" PRIu64
+                " frames out, %" PRIu64 " in)", why,
+                qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL), l->barriers, l->quiet,
+                l->skips, l->frames_out, l->frames_in);
 }
 
 static gint ls_by_time(gconstpointer a, gconstpointer b, gpointer unused)
@@ -222,6 +232,19 @@ static void ls_sync_timer(void *opaque)
         ls_peer_gone(l, "this SoC powers off");
         return;
     }
+    if (l->shm) {
+        /* the others are met in memory; the far end only when it must */
+        uint64_t g = l->gen + 1;
+
+        ls_shm_arrive(l->shm, l->shm_node, g, l->barrier, mine,
+                      l->sent_min != UINT64_MAX, l->barriers, l->skips);
+        l->gen = g;
+        ls_shm_wait(l->shm, g, l->spin_ns);
+        if (ls_shm_quiet(l->shm, g, l->barrier, &theirs)) {
+            l->quiet++;
+            goto agreed;
+        }
+    }
     if (!ls_send(l, LS_SYNC, mine, NULL, 0)) {
         ls_peer_gone(l, "the peer left");
         return;
@@ -253,6 +276,7 @@ static void ls_sync_timer(void *opaque)
         g_queue_insert_sorted(&l->pending, f, ls_by_time, NULL);
         l->frames_in++;
     }
+agreed:
     l->barriers++;
     /* both sides compute the same next barrier from the same four times */
     ev = MIN(MIN(mine, theirs), MIN(l->sent_min, recv_min));
@@ -363,9 +387,53 @@ static int ls_meet(const char *spec, Error **errp)
     return fd;
 }
 
-AccioLockstep *accio_lockstep_new(const char *spec, uint64_t latency_ns,
-                                  uint64_t spin_ns, AccioWireDeliver *deliver,
-                                  void *opaque, Error **errp)
+/* "INDEX:PATH": this SoC's place in the barrier the hub shares */
+static bool ls_shm_open(AccioLockstep *l, const char *spec, Error **errp)
+{
+    char *end;
+    unsigned long idx = strtoul(spec, &end, 10);
+    struct stat st;
+    LsShm *shm;
+    int fd;
+
+    if (end == spec || *end != ':' || !end[1]) {
+        error_setg(errp, "accio-nic: lockstep-shm must be INDEX:PATH, not "
+                   "'%s'", spec);
+        return false;
+    }
+    fd = open(end + 1, O_RDWR | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(LsShm)) {
+        error_setg_errno(errp, errno, "accio-nic: lockstep-shm: cannot open "
+                         "%s", end + 1);
+        if (fd >= 0) {
+            close(fd);
+        }
+        return false;
+    }
+    shm = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (shm == MAP_FAILED) {
+        error_setg_errno(errp, errno, "accio-nic: lockstep-shm: cannot map "
+                         "%s", end + 1);
+        return false;
+    }
+    if (shm->magic != LS_SHM_MAGIC || idx >= shm->nnodes ||
+        (size_t)st.st_size < ls_shm_size(shm->nnodes)) {
+        error_setg(errp, "accio-nic: lockstep-shm: %s is not a barrier "
+                   "with a place %lu", end + 1, idx);
+        munmap(shm, st.st_size);
+        return false;
+    }
+    l->shm = shm;
+    l->shm_size = st.st_size;
+    l->shm_node = idx;
+    return true;
+}
+
+AccioLockstep *accio_lockstep_new(const char *spec, const char *shm_spec,
+                                  uint64_t latency_ns, uint64_t spin_ns,
+                                  AccioWireDeliver *deliver, void *opaque,
+                                  Error **errp)
 {
     AccioLockstep *l;
     LsHeader h;
@@ -399,6 +467,9 @@ AccioLockstep *accio_lockstep_new(const char *spec, uint64_t latency_ns,
                    latency_ns);
         goto fail;
     }
+    if (shm_spec && *shm_spec && !ls_shm_open(l, shm_spec, errp)) {
+        goto fail;
+    }
     l->deliver = deliver;
     l->opaque = opaque;
     l->sent_min = UINT64_MAX;
@@ -423,6 +494,9 @@ void accio_lockstep_free(AccioLockstep *l)
     g_queue_clear_full(&l->pending, g_free);
     if (l->fd >= 0) {
         close(l->fd);
+    }
+    if (l->shm) {
+        munmap(l->shm, l->shm_size);
     }
     g_free(l);
 }

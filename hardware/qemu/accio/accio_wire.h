@@ -40,11 +40,15 @@ typedef void AccioWireDeliver(void *opaque, const uint8_t *buf, size_t len,
  * passed that time yet, so both SoCs together repeat exactly from run to
  * run. Barriers are skipped while both SoCs are idle. At a barrier the
  * wait for the peer looks for up to @spin_ns before it sleeps
- * (accio_lockstep.h, ls_wait_in); 0: it sleeps at once.
+ * (accio_lockstep.h, ls_wait_in); 0: it sleeps at once. @shm_spec, when
+ * not empty, is "INDEX:PATH": the far end is the hub of accio cluster, and
+ * this SoC meets the others at every barrier in the memory it shares at
+ * PATH, at place INDEX (accio_lockstep.h, LsShm).
  */
-AccioLockstep *accio_lockstep_new(const char *spec, uint64_t latency_ns,
-                                  uint64_t spin_ns, AccioWireDeliver *deliver,
-                                  void *opaque, Error **errp);
+AccioLockstep *accio_lockstep_new(const char *spec, const char *shm_spec,
+                                  uint64_t latency_ns, uint64_t spin_ns,
+                                  AccioWireDeliver *deliver, void *opaque,
+                                  Error **errp);
 /* The NIC is enabled: the first call joins the peer's clock (blocks). */
 void accio_lockstep_start(AccioLockstep *l);
 /* A frame leaves this NIC at virtual time @t_ns. */
