@@ -26,6 +26,13 @@
  * the SoCs' and the ranks' sockets, and for MPI tests with sleeps between
  * them (OpenMPI's own waits spin).
  *
+ * Shared barrier. With one rank (plan line "shm PATH") the hub makes a
+ * memory segment that every SoC maps (accio_lockstep.h, LsShm): the SoCs
+ * meet there at every barrier and come to the hub only where the network
+ * has work. Its wait for them then polls every wire, and a wire that
+ * breaks marks its SoC as gone there. stats.json says how many barriers
+ * the hub took part in.
+ *
  * Whatever the placement, the fabric sees the same inputs in the same
  * order (node by node, in the plan's order), so the wire is the same.
  *
