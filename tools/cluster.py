@@ -708,7 +708,8 @@ def main(argv):
         if not res.stopped:
             rc = rc or res.rc
     drops = sum(lk["drops"] for lk in r.stats["links"])
-    print(f"== network: {r.stats['barriers']} barriers ({r.stats['skips']} skips), "
+    print(f"== network: {r.stats['barriers']} barriers ({r.stats['skips']} skips, "
+          f"{r.stats['barriers_with_hub']} with the hub), "
           f"{r.stats['end_ns'] / 1e6:.3f} ms of virtual time, {drops} frames dropped, "
           f"{r.wall_s:.1f} s wall on {r.ranks} host{'s' if r.ranks > 1 else ''}")
     return rc
