@@ -90,9 +90,10 @@ def qemu_start(wire, icount=4):
 
 
 def test_lockstep_wire_refusals(tmp_path):
-    """A lockstep wire without -icount, and two ends that disagree on the
-    wire's latency, stop QEMU at start-up with a clear message; the tool
-    refuses a lockstep wire without --icount before starting anything."""
+    """A lockstep wire without -icount, two ends that disagree on the
+    wire's latency, and a bad shared barrier (lockstep-shm) stop QEMU at
+    start-up with a clear message; the tool refuses a lockstep wire without
+    --icount before starting anything."""
     path = str(tmp_path / "wire")
     cmd = accio.qemu_cmdline(icount=4, wire=f"lockstep:listen:{LATENCY}:{path}")
     i = cmd.index("-icount")
@@ -118,3 +119,16 @@ def test_lockstep_wire_refusals(tmp_path):
         raise AssertionError("a lockstep wire without icount was accepted")
     except accio.AccioError as e:
         assert "needs --icount" in str(e)
+
+    # the barrier shared with accio cluster's hub: a bad place, a missing
+    # file and a file that is not a barrier stop QEMU before it meets a peer
+    junk = tmp_path / "junk"
+    junk.write_bytes(b"\0" * 4096)
+    for shm, message in (("x", "lockstep-shm must be INDEX:PATH, not 'x'"),
+                         (f"0:{tmp_path / 'none'}", "lockstep-shm: cannot open"),
+                         (f"0:{junk}", f"{junk} is not a barrier with a place 0")):
+        cmd = accio.qemu_cmdline(icount=4, wire=f"lockstep:connect:{LATENCY}:{path}")
+        out = subprocess.run(cmd + ["-global", f"accio-nic.lockstep-shm={shm}"],
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             timeout=60)
+        assert out.returncode != 0 and message in out.stderr, (shm, out.stderr)

@@ -448,11 +448,16 @@ AccioLockstep *accio_lockstep_new(const char *spec, const char *shm_spec,
         error_setg(errp, "accio-nic: lockstep-ns must be non-zero");
         return NULL;
     }
+    l = g_new0(AccioLockstep, 1);
+    l->fd = -1;
+    /* the shared barrier first: a bad one fails before any peer is met */
+    if (shm_spec && *shm_spec && !ls_shm_open(l, shm_spec, errp)) {
+        goto fail;
+    }
     fd = ls_meet(spec, errp);
     if (fd < 0) {
-        return NULL;
+        goto fail;
     }
-    l = g_new0(AccioLockstep, 1);
     l->fd = fd;
     l->latency = latency_ns;
     l->spin_ns = spin_ns;
@@ -467,9 +472,6 @@ AccioLockstep *accio_lockstep_new(const char *spec, const char *shm_spec,
                    latency_ns);
         goto fail;
     }
-    if (shm_spec && *shm_spec && !ls_shm_open(l, shm_spec, errp)) {
-        goto fail;
-    }
     l->deliver = deliver;
     l->opaque = opaque;
     l->sent_min = UINT64_MAX;
@@ -479,7 +481,12 @@ AccioLockstep *accio_lockstep_new(const char *spec, const char *shm_spec,
     return l;
 
 fail:
-    close(fd);
+    if (l->fd >= 0) {
+        close(l->fd);
+    }
+    if (l->shm) {
+        munmap(l->shm, l->shm_size);
+    }
     g_free(l);
     return NULL;
 }
