@@ -280,13 +280,12 @@ def report(res):
              "virtual time in lockstep (s) | wall per barrier (us) |",
              "|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
     for r in res["sync"]:
-        where = "shared memory" if r.get("barrier", "hub") == "shared" else "through the hub"
+        where = "shared memory" if r["barrier"] == "shared" else "through the hub"
         lines.append(f"| {r['kind']} | {r['link_ns'] / 1e3:g} us ({r['lookahead_ns'] / 1e3:g} us) "
-                     f"| {where} | {r['lockstep_wall_s']} | {r.get('apart_wall_s', '')} | "
-                     f"{r['ratio'] if 'apart_wall_s' in r else ''} | {r['free_wall_s']} | "
-                     f"{r.get('ratio_free', r['ratio'])} | "
-                     f"{r['barriers']} ({r['skips']}) | {r.get('barriers_with_hub', r['barriers'])} "
-                     f"| {r['lockstep_virtual_s']} | {r['wall_per_barrier_us']} |")
+                     f"| {where} | {r['lockstep_wall_s']} | {r['apart_wall_s']} | {r['ratio']} | "
+                     f"{r['free_wall_s']} | {r['ratio_free']} | {r['barriers']} ({r['skips']}) | "
+                     f"{r['barriers_with_hub']} | {r['lockstep_virtual_s']} | "
+                     f"{r['wall_per_barrier_us']} |")
     lines += ["", "| SoCs | wall (s) | wall per SoC (s) | vs 2 | barriers | lockstep slowdown "
               "(wall / virtual) | peak memory of all QEMUs (MiB) |",
               "|---:|---:|---:|---:|---:|---:|---:|"]
@@ -336,7 +335,7 @@ def plot(res, path):
         return False
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.6))
     for where, label in (("shared", "barrier in shared memory"), ("hub", "every barrier through the hub")):
-        busy = [r for r in res["sync"] if r["kind"] == "busy" and r.get("barrier", "hub") == where]
+        busy = [r for r in res["sync"] if r["kind"] == "busy" and r["barrier"] == where]
         a.plot([r["lookahead_ns"] / 1e3 for r in busy], [r["ratio"] for r in busy], "o-",
                label=label)
     a.legend(fontsize=8)

@@ -1637,8 +1637,7 @@ def report_cluster(outdir, rel="results"):
         return []
     r, table = figures
     table = table.replace("](cluster.png)", f"]({rel}/cluster.png)")
-    busy = [x for x in r["sync"] if x["kind"] == "busy" and x.get("barrier", "hub") == "shared"] \
-        or [x for x in r["sync"] if x["kind"] == "busy"]
+    busy = [x for x in r["sync"] if x["kind"] == "busy" and x["barrier"] == "shared"]
     worst, best = busy[0], busy[-1]
     return ["## Beyond the paper: many SoCs on one switched network", "",
             "`accio cluster` (tools/README.md): every SoC under icount, its NIC's lockstep "

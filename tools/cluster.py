@@ -404,9 +404,7 @@ def _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines, sp
             seed=accio.SEED + k, timing=timing is None)
         if timing is not None:
             cmd += accio.timing_qemu_args(timing)
-        cmd += ["-global", f"accio-nic.lockstep-spin-ns={spin}"]
-        if shm:
-            cmd += ["-global", f"accio-nic.lockstep-shm={k}:{shm}"]
+        cmd += list(barrier_args(spin, shm, k))
         argv = os.path.join(run_dir, f"{n.name}.argv")
         with open(argv, "wb") as f:
             f.write(b"".join(a.encode() + b"\0" for a in cmd))
@@ -420,6 +418,14 @@ def _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines, sp
 # sleeps, yielding its core between looks (accio_lockstep.h, ls_wait_in):
 # waking a sleeping core costs tens of microseconds on a virtual machine.
 SPIN_NS = 200000
+
+
+def barrier_args(spin, shm, k):
+    """QEMU's options for the barriers of SoC k: its waits look spin ns,
+    and with shm (the hub's shared barrier, else None) it meets the others
+    there at place k."""
+    return (("-global", f"accio-nic.lockstep-spin-ns={spin}") +
+            (("-global", f"accio-nic.lockstep-shm={k}:{shm}") if shm else ()))
 
 
 def spin_ns(spin_us=None):
@@ -496,15 +502,14 @@ class Wire:
         self.dir = tempfile.mkdtemp(prefix="accio-wire-")
         self.quantum = 2 * min(lat for _, lat, _ in ports.values())
         self.sock = {}
+        shm = os.path.join(self.dir, "barrier")
         lines = [f"counts {len(ports)} 1 {len(ports)}", f"quantum {self.quantum}",
-                 f"timeouts 300 {int(timeout_s)} 5", f"spin {spin_ns()}",
-                 f"shm {os.path.join(self.dir, 'barrier')}", "switch 0 wire 0"]
+                 f"timeouts 300 {int(timeout_s)} 5", f"spin {spin_ns()}", f"shm {shm}",
+                 "switch 0 wire 0"]
         self.qemu_args = {}
         for k, (name, (mac, lat, service)) in enumerate(ports.items()):
             self.sock[name] = os.path.join(self.dir, f"{name}.sock")
-            self.qemu_args[name] = (
-                "-global", f"accio-nic.lockstep-spin-ns={spin_ns()}",
-                "-global", f"accio-nic.lockstep-shm={k}:{os.path.join(self.dir, 'barrier')}")
+            self.qemu_args[name] = barrier_args(spin_ns(), shm, k)
             m = mac.replace(":", "")
             lines += [f"node {k} {name} 0 {int(service)} {self.sock[name]} - - {m} -",
                       f"link {k} n {k} s 0 {lat} 0 0", f"fwd 0 {m} {k}"]

@@ -654,7 +654,7 @@ static void shm_wait_readable(int i)
 {
     static struct pollfd *p;
     static int *who;
-    struct timespec t0, t;
+    struct timespec t0;
     bool look = H.spin_ns > 0;
 
     if (!p) {
@@ -684,10 +684,7 @@ static void shm_wait_readable(int i)
             }
         }
         if (look) {
-            clock_gettime(CLOCK_MONOTONIC, &t);
-            look = (uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000ull +
-                   (uint64_t)t.tv_nsec - (uint64_t)t0.tv_nsec < H.spin_ns;
-            sched_yield();
+            look = ls_look_on(&t0, H.spin_ns);
         }
     }
 }

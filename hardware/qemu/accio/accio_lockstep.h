@@ -71,6 +71,24 @@ static inline bool ls_io_all(int fd, void *buf, size_t n, bool out)
 }
 
 /*
+ * One more look of a wait that began at @t0 (CLOCK_MONOTONIC) and looks
+ * for up to @spin_ns: false when its time is up, else true once the core
+ * was offered to any other runnable thread.
+ */
+static inline bool ls_look_on(const struct timespec *t0, uint64_t spin_ns)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if ((uint64_t)(t.tv_sec - t0->tv_sec) * 1000000000ull +
+        (uint64_t)t.tv_nsec - (uint64_t)t0->tv_nsec >= spin_ns) {
+        return false;
+    }
+    sched_yield();
+    return true;
+}
+
+/*
  * Wait for the next message on @fd: for up to @spin_ns look for it, giving
  * the core to any other runnable thread between looks (sched_yield), then
  * block (ls_io_all's read). A wait that blocks costs a wake-up, and waking
@@ -84,7 +102,7 @@ static inline bool ls_io_all(int fd, void *buf, size_t n, bool out)
  */
 static inline bool ls_wait_in(int fd, uint64_t spin_ns)
 {
-    struct timespec t0, t;
+    struct timespec t0;
     uint8_t b;
 
     if (!spin_ns) {
@@ -98,12 +116,9 @@ static inline bool ls_wait_in(int fd, uint64_t spin_ns)
                        errno != EINTR)) {
             return r >= 0;
         }
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        if ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000ull +
-            (uint64_t)t.tv_nsec - (uint64_t)t0.tv_nsec >= spin_ns) {
+        if (!ls_look_on(&t0, spin_ns)) {
             return true;
         }
-        sched_yield();
     }
 }
 
@@ -212,16 +227,11 @@ static inline bool ls_shm_all_in(LsShm *s, uint64_t gen)
  */
 static inline void ls_shm_wait(LsShm *s, uint64_t gen, uint64_t spin_ns)
 {
-    struct timespec t0, t;
+    struct timespec t0;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    while (!ls_shm_all_in(s, gen)) {
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        if ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000ull +
-            (uint64_t)t.tv_nsec - (uint64_t)t0.tv_nsec >= spin_ns) {
-            break;
-        }
-        sched_yield();
+    while (!ls_shm_all_in(s, gen) && ls_look_on(&t0, spin_ns)) {
+        /* another look */
     }
     for (;;) {
         uint32_t seq = __atomic_load_n(&s->seq, __ATOMIC_SEQ_CST);
