@@ -18,7 +18,10 @@ usage: python3 eval/bench_cluster.py [--quick] [--max-nodes N] [--json FILE]
    to it. Wall time, wall per node (ideal: flat, as the host's 2 cores do
    N times the work), barriers, the peak memory of all QEMUs together,
    and the slowdown: wall time of the lockstep phase over the virtual time
-   it covered.
+   it covered. And N = 2, 4, 8, 16 at 8 SoCs a core (as root, with cgroup
+   v1): the bench moves itself, so every process it starts, onto N / 8 of
+   the host's cores, whole ones by cpuset and a fraction of one by the CPU
+   controller's quota (10 ms periods). Ideal: a flat wall time.
 3. Incast: 7 clients each send 200 datagrams of 1024 bytes as fast as
    their sockets take them to one server, whose switch port runs at
    100 Mb/s; with a 32 KB and a 512 KB egress buffer. Datagrams received, frames the switch dropped, the
@@ -168,19 +171,75 @@ def sync_overhead(loop, sleep_s, lats):
     return out
 
 
-def scaling(sizes, loop):
+class CpuShare:
+    """This process, and so every process it starts from now on, on a share
+    of the host's cores: whole cores by cpuset, a fraction of one by the CPU
+    controller's bandwidth (its quota per 10 ms period). cgroup v1, as this
+    host mounts it; CpuShare.missing() says why it cannot be done."""
+
+    CG = "/sys/fs/cgroup"
+    NAME = "accio-bench-share"
+    PERIOD_US = 10000
+
+    @classmethod
+    def missing(cls):
+        if os.geteuid() != 0:
+            return "needs root (cgroups)"
+        for c in ("cpu", "cpuset"):
+            if not os.path.exists(os.path.join(cls.CG, c, "cgroup.procs")):
+                return f"no cgroup v1 {c} controller at {cls.CG}/{c}"
+        return None
+
+    def __init__(self, cores):
+        self.cores = cores
+
+    def _write(self, ctl, name, value):
+        with open(os.path.join(self.CG, ctl, *name.split("/")), "w") as f:
+            f.write(str(value))
+
+    def __enter__(self):
+        whole = max(1, -(-self.cores // 1))        # cores to run on, rounded up
+        for c in ("cpu", "cpuset"):
+            os.makedirs(os.path.join(self.CG, c, self.NAME), exist_ok=True)
+        with open(os.path.join(self.CG, "cpuset", "cpuset.mems")) as f:
+            self._write("cpuset", f"{self.NAME}/cpuset.mems", f.read().strip())
+        self._write("cpuset", f"{self.NAME}/cpuset.cpus", f"0-{int(whole) - 1}")
+        self._write("cpu", f"{self.NAME}/cpu.cfs_period_us", self.PERIOD_US)
+        self._write("cpu", f"{self.NAME}/cpu.cfs_quota_us",
+                    int(self.cores * self.PERIOD_US) if self.cores < whole else -1)
+        for c in ("cpu", "cpuset"):
+            self._write(c, f"{self.NAME}/cgroup.procs", os.getpid())
+        return self
+
+    def __exit__(self, *exc):
+        for c in ("cpu", "cpuset"):
+            self._write(c, "cgroup.procs", os.getpid())
+            try:
+                os.rmdir(os.path.join(self.CG, c, self.NAME))
+            except OSError:
+                pass        # a straggler still in it: the next run reuses it
+
+
+def scaling(sizes, loop, per_core=None):
+    """per_core: the SoCs on sizes[i] / per_core of the host's cores
+    (CpuShare), so that every SoC has the same share of a core."""
     rows = []
     for n in sizes:
         t = topo([node("server", "udp_echo -p 7000", service=True),
                   node("c", f"{WAIT}\n{busy(loop)}\n"
                        "udp_pingpong -s {ip:server} -p 7000 -n 20 -q | grep bad=",
                        count=n - 1)])
-        r, rss = run_cluster(t)
+        if per_core:
+            with CpuShare(n / per_core):
+                r, rss = run_cluster(t)
+        else:
+            r, rss = run_cluster(t)
         bad = [k for k, x in r.results.items() if not x.stopped and
                (x.rc or "bad=0" not in x.output)]
         assert not bad, {k: r.results[k].output for k in bad}
         virt = (r.stats["end_ns"] - r.stats["start_ns"]) / 1e9
-        rows.append({"nodes": n, "wall_s": round(r.wall_s, 1),
+        rows.append({"nodes": n, "cores": n / per_core if per_core else None,
+                     "wall_s": round(r.wall_s, 1),
                      "wall_per_node_s": round(r.wall_s / n, 2),
                      "barriers": r.stats["barriers"], "skips": r.stats["skips"],
                      "lockstep_virtual_s": round(virt, 4),
@@ -190,7 +249,18 @@ def scaling(sizes, loop):
         print(f"[cluster] {n} nodes: {r.wall_s:.1f} s wall, {rss:.0f} MiB", flush=True)
     for row in rows:
         row["per_node_vs_2"] = round(row["wall_per_node_s"] / rows[0]["wall_per_node_s"], 2)
+        row["wall_vs_2"] = round(row["wall_s"] / rows[0]["wall_s"], 2)
     return rows
+
+
+def scaling_share(sizes, loop, per_core=8):
+    """Scaling at a fixed number of SoCs per core, on 2 cores: 16 SoCs on
+    both, 8 on one, 4 and 2 on a half and a quarter of one."""
+    why = CpuShare.missing()
+    if why:
+        print(f"[cluster] scaling at {per_core} SoCs a core: skipped, {why}", flush=True)
+        return []
+    return scaling(sizes, loop, per_core)
 
 
 def incast(clients, count, size):
@@ -304,6 +374,13 @@ def report(res):
         lines.append(f"| {r['nodes']} | {r['wall_s']} | {r['wall_per_node_s']} | "
                      f"{r['per_node_vs_2']}x | {r['barriers']} | {r['slowdown']}x | "
                      f"{r['peak_rss_mib']} |")
+    if res.get("scaling_share"):
+        lines += ["", "| SoCs at 8 a core | host cores (cpuset, CFS quota) | wall (s) | vs 2 | "
+                  "barriers | lockstep slowdown (wall / virtual) |",
+                  "|---:|---:|---:|---:|---:|---:|"]
+        for r in res["scaling_share"]:
+            lines.append(f"| {r['nodes']} | {r['cores']:g} | {r['wall_s']} | {r['wall_vs_2']}x | "
+                         f"{r['barriers']} | {r['slowdown']}x |")
     lines += ["", "| incast: server port buffer | sent | received | switch drops | "
               "longest queueing (us) |", "|---:|---:|---:|---:|---:|"]
     for r in res["incast"]:
@@ -344,7 +421,9 @@ def plot(res, path):
     except ImportError:
         print("[cluster] no matplotlib: no plot", flush=True)
         return False
-    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.6))
+    share = res.get("scaling_share")
+    fig, axes = plt.subplots(1, 3 if share else 2, figsize=(15 if share else 10, 3.6))
+    a, b = axes[0], axes[1]
     for where, label in (("shared", "barrier in shared memory"), ("hub", "every barrier through the hub")):
         busy = [r for r in res["sync"] if r["kind"] == "busy" and r["barrier"] == where]
         a.plot([r["lookahead_ns"] / 1e3 for r in busy], [r["ratio"] for r in busy], "o-",
@@ -363,6 +442,17 @@ def plot(res, path):
     b.set_xlabel("SoCs (on 2 host cores)")
     b.set_ylabel("wall time per SoC (s)")
     b.set_title("scaling")
+    if share:
+        c = axes[2]
+        n = [r["nodes"] for r in share]
+        c.plot(n, [r["wall_s"] for r in share], "o-")
+        c.axhline(1.5 * share[0]["wall_s"], ls="--", c="grey", lw=1)
+        c.set_xscale("log", base=2)
+        c.set_xticks(n, [str(x) for x in n])
+        c.set_ylim(bottom=0)
+        c.set_xlabel("SoCs (8 a core: a quarter of one to 2 host cores)")
+        c.set_ylabel("wall time (s)")
+        c.set_title("scaling at a fixed share of a core")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     return True
@@ -374,6 +464,8 @@ PARTS = {
                                     [2500, 50000] if q else [2500, 10000, 50000]),
     "scaling": lambda q: scaling([n for n in (2, 4, 8, 16, 32) if n <= MAX_NODES][:2 if q else 5],
                                  1000 if q else 2000),
+    "scaling_share": lambda q: scaling_share([n for n in (2, 4, 8, 16) if n <= MAX_NODES]
+                                             [:2 if q else 4], 1000 if q else 2000),
     "incast": lambda q: incast(3 if q else 7, 50 if q else 200, 1024),
     "spread": lambda q: spread(2 if q else 4, 2 if q else 4, 50 if q else 200),
     "placement": lambda q: placement() if os.geteuid() == 0 else [],

@@ -1655,6 +1655,9 @@ def report_cluster(outdir, rel="results"):
             "for the other, yielding its core, before it sleeps; the hub joins only where "
             "the network has work), so the lookahead, "
             "a property of the modelled network, sets the price. "
+            + (f"At 8 SoCs a core (shares of the 2 host cores by cgroup), 16 SoCs take "
+               f"{r['scaling_share'][-1]['wall_vs_2']}x the wall time of 2. "
+               if r.get("scaling_share") else "") +
             f"`{r['command']}` (commit {r['commit']}).", "", table, ""]
 
 
