@@ -13,7 +13,9 @@
  * there (or gone), all are released together. So the T clients measure
  * at the same time and in the steady state: no client's measured round
  * trips share the harts with the start-up of others (exec, dynamic
- * linking, sockets, rows).
+ * linking, sockets, rows). At the end each client says it has measured
+ * and waits until all have (udp_pingpong -b, fds 5 and 6) before it
+ * sorts, prints and exits; "measured=M" counts those that said so.
  * With -o, client i's output goes to PREFIX.i (i = 1..T), else nowhere.
  * With -P, each client runs PROGRAM (udp_pingpong-glibc, say) instead.
  * With -a, client i runs on hart (i - 1) mod N only (N the harts online),
@@ -23,9 +25,9 @@
  * has then run on two harts, as a process the kernel migrated once has
  * (on RISC-V, unmapping anything of it needs a remote TLB flush).
  * With -W, the release opens one profiler window and a span
- * (prof_marks.h) that the end of the last client closes: every hart's
- * instructions of the measured round trips (for the instruction counter,
- * eval/prof), and prints the span's length as span_us=.
+ * (prof_marks.h) that the last client's end of measuring closes: every
+ * hart's instructions of the measured round trips (for the instruction
+ * counter, eval/prof), and prints the span's length as span_us=.
  *
  * Prints "clients=T ready=R ok=K" (R reached the barrier) and exits 0 when
  * every client succeeded.
@@ -52,7 +54,8 @@ int main(int argc, char **argv)
 {
 	char **args = calloc(argc + 3, sizeof(char *));
 	const char *prefix = NULL;
-	int t = 0, i, n = 0, ok = 0, ready = 0, st, rdy[2], go[2], r, g;
+	int t = 0, i, n = 0, ok = 0, ready = 0, done = 0, st, rdy[2], go[2], fin[2], out[2];
+	int r, g, d, o;
 	int pin = 0, marks = 0, move = 0;
 	pid_t *pids;
 	long harts = sysconf(_SC_NPROCESSORS_ONLN);
@@ -83,7 +86,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	pids = calloc(t + 1, sizeof(*pids));
-	if (!pids || pipe(rdy) < 0 || pipe(go) < 0) {
+	if (!pids || pipe(rdy) < 0 || pipe(go) < 0 || pipe(fin) < 0 || pipe(out) < 0) {
 		perror("udp_multi: pipe");
 		return 1;
 	}
@@ -112,23 +115,38 @@ int main(int argc, char **argv)
 				_exit(127);
 			if (prefix)
 				dup2(1, 2);
-			/* the barrier: ready on fd 3, go at end of file on fd 4 */
+			/*
+			 * the barrier: ready on fd 3, go at end of file on
+			 * fd 4; at the end, measured on fd 5, on at end of
+			 * file on fd 6
+			 */
 			r = fcntl(rdy[1], F_DUPFD, 10);
 			g = fcntl(go[0], F_DUPFD, 10);
+			d = fcntl(fin[1], F_DUPFD, 10);
+			o = fcntl(out[0], F_DUPFD, 10);
 			close(rdy[0]);
 			close(rdy[1]);
 			close(go[0]);
 			close(go[1]);
-			if (r < 0 || g < 0 || dup2(r, 3) < 0 || dup2(g, 4) < 0)
+			close(fin[0]);
+			close(fin[1]);
+			close(out[0]);
+			close(out[1]);
+			if (r < 0 || g < 0 || d < 0 || o < 0 || dup2(r, 3) < 0 ||
+			    dup2(g, 4) < 0 || dup2(d, 5) < 0 || dup2(o, 6) < 0)
 				_exit(127);
 			close(r);
 			close(g);
+			close(d);
+			close(o);
 			execvp(args[0], args);
 			_exit(127);
 		}
 	}
 	close(rdy[1]);
 	close(go[0]);
+	close(fin[1]);
+	close(out[0]);
 	/* a client that failed before its barrier closed its end too */
 	while (read(rdy[0], &c, 1) > 0)
 		ready++;
@@ -149,9 +167,13 @@ int main(int argc, char **argv)
 		window_open();
 	}
 	close(go[1]);		/* every client measures now */
-	for (i = 0; i < t; i++)
-		if (wait(&st) > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
-			ok++;
+	/*
+	 * The end of the measurement: every client has finished its round
+	 * trips (or ended). Only then do they sort, print and exit, which
+	 * the span does not hold: a sort grows faster than the round trips.
+	 */
+	while (read(fin[0], &c, 1) > 0)
+		done++;
 	if (marks) {
 		window_close();
 		span_mark(0);
@@ -159,6 +181,10 @@ int main(int argc, char **argv)
 		printf("span_us=%.1f\n", (t1.tv_sec - t0.tv_sec) * 1e6 +
 		       (t1.tv_nsec - t0.tv_nsec) / 1e3);
 	}
-	printf("clients=%d ready=%d ok=%d\n", t, ready, ok);
+	close(out[1]);
+	for (i = 0; i < t; i++)
+		if (wait(&st) > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			ok++;
+	printf("measured=%d\nclients=%d ready=%d ok=%d\n", done, t, ready, ok);
 	return ok == t ? 0 : 1;
 }

@@ -69,7 +69,11 @@
  * one byte to fd 3 and waits until fd 4 reaches end of file. Clients then
  * measure together, in the steady state, not while others still start up
  * (exec, dynamic linking, their sockets and rows). The CPU times (cpu_*)
- * then start before the barrier: the wait there counts in them.
+ * then start before the barrier: the wait there counts in them. After the
+ * measured round trips, where fd 5 is a pipe too, the client writes a byte
+ * to it and waits until fd 6 reaches end of file before it sorts, prints
+ * and exits, so that no client's end shares the harts with others' round
+ * trips.
  *
  * -t MS: a reply that has not come after MS milliseconds is lost (counted
  * in lost=N; a reply that comes later is skipped); without it the program
@@ -120,6 +124,7 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <time.h>
@@ -314,6 +319,25 @@ static int wait_barrier(void)
 	while (read(4, &c, 1) > 0)
 		;
 	return 0;
+}
+
+/*
+ * -b, after the measured round trips: say so on fd 5 and wait for the end
+ * of file on fd 6, so that no client sorts and prints while another still
+ * measures (udp_multi). Without those fds (a launcher that has only the
+ * first barrier), nothing.
+ */
+static void finish_barrier(void)
+{
+	struct stat st;
+	char c = 'm';
+
+	if (fstat(5, &st) < 0 || !S_ISFIFO(st.st_mode) || write(5, &c, 1) != 1)
+		return;
+	close(5);
+	while (read(6, &c, 1) > 0)
+		;
+	close(6);
 }
 
 /* What the kernel shows of this process's connection: "diag" lines. */
@@ -1128,6 +1152,8 @@ int main(int argc, char **argv)
 	span_mark(0);
 	r.end = now_ns();
 	cpu_times(&r.b1, &r.a1);
+	if (o.barrier)
+		finish_barrier();
 	if (!r.nrtt) {
 		printf("size=%d datagrams=%ld bad=%ld\nlost=%ld\n", o.size, o.count,
 		       r.bad, r.lost);

@@ -65,13 +65,16 @@ instructions that did not run back from the block's count (eval/prof/).
 (apps/udp_multi -W, each client a udp_pingpong, all released together; the
 wire peer answers, --peer wire:20000 unless given). The count is then every
 instruction of every hart from the first client's start to the last one's
-end (accio_prof by=span: the clients' spans and udp_multi's, from the
-release, nest), so it includes what no client's window holds: other
-clients' wake-ups, row installs and evictions, lock spinning. Each mode runs
-twice, with COUNT/4 and COUNT round trips per client, and the counts are
-subtracted, so that start-up, the barrier and the clients' exits cancel out
-and what is left is T x 3/4 COUNT round trips in the steady state (the
-span's length, udp_multi's span_us, subtracted the same way): the
+end of measuring (accio_prof by=span: the clients' spans and udp_multi's,
+from the release, nest; the clients sort and print only after all have
+measured), so it includes what no client's window holds: other clients'
+wake-ups, row installs and evictions, lock spinning. Each mode runs twice,
+with COUNT/4 and COUNT round trips per client, and the counts are
+subtracted address by address (with the guest's address space layout
+randomization off, so that user addresses are the same in both runs), so
+that start-up and the barrier cancel out and what is left is T x 3/4 COUNT
+round trips in the steady state (the span's length, udp_multi's span_us,
+subtracted the same way): the
 instructions per round trip, the round trips per second of virtual time,
 each hart's busy share, and the ICT's row installs per round trip.
 
@@ -468,7 +471,10 @@ def profile_multi(mode, t, count, size, so, peer, timing=None):
     output and the plugin's counts (by span)."""
     with tempfile.TemporaryDirectory(prefix="accio-prof-") as tmp:
         counts = os.path.join(tmp, "counts")
-        cmd = (f"cat {ICT_SYSFS}/installs > /tmp/i0; {MODES[mode]} udp_multi -W -T {t} "
+        # the same user addresses in both runs, so that their counts cancel
+        # address by address (subtract)
+        cmd = (f"echo 0 > /proc/sys/kernel/randomize_va_space; "
+               f"cat {ICT_SYSFS}/installs > /tmp/i0; {MODES[mode]} udp_multi -W -T {t} "
                f"-o /tmp/pp -n {count} -m {size} -p 7 -t 1000 {MODE_ARGS.get(mode, '')}; "
                f"echo rc=$?; echo installs=$(( $(cat {ICT_SYSFS}/installs) - $(cat /tmp/i0) ))")
         targs, tout = timing_args(timing, tmp, "span")
@@ -500,9 +506,13 @@ def subtract(short, full, rts):
     a, sa, nh = parse(short)
     b, sb, _ = parse(full)
     lines = [f"W {rts} {rts} {nh} 0"]
-    for key in b:
-        old = a.get(key, [0] * len(b[key]))
-        diff = [y - x for x, y in zip(old, b[key])]
+    # every address of either run: one that only the short run reached
+    # (a user address, say, where the two runs' processes differ) is taken
+    # off, not left out
+    for key in list(b) + [k for k in a if k not in b]:
+        full = b[key] if key in b else [0] * len(a[key])
+        old = a[key] if key in a else [0] * len(full)
+        diff = [y - x for x, y in zip(old, full)]
         if any(diff):
             lines.append(" ".join(key) + " " + " ".join(str(x) for x in diff))
     return "\n".join(lines), [y - x for x, y in zip(sa, sb)]

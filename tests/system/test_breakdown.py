@@ -120,3 +120,37 @@ def test_breakdown_refuses_a_bad_peer():
     r = subprocess.run([sys.executable, os.path.join(ROOT, "eval", "breakdown.py"),
                         "--peer", "wire:soon"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--peer: host, wire or wire:NS" in r.stderr
+
+
+def test_multi_subtracts_what_only_the_short_run_reached():
+    """--multi subtracts the short run's counts from the full run's address
+    by address; an address only the short run reached is taken off too."""
+    sys.path.insert(0, os.path.join(ROOT, "eval"))
+    import breakdown
+    short = "W 1 1 2 0\nS 1 100 50\nI 10 5 0\nI 20 7 1\n"
+    full = "W 1 1 2 0\nS 1 400 90\nI 10 20 0\nI 30 9 2\n"
+    text, span = breakdown.subtract(short, full, 6)
+    lines = sorted(text.splitlines()[1:])
+    assert lines == ["I 10 15 0", "I 20 -7 -1", "I 30 9 2"], lines
+    assert span == [300, 40]
+
+
+def test_multi_counts_the_round_trips_not_the_clients_ends(tmp_path):
+    """4 clients under udp_multi -W, two runs subtracted: the instructions
+    left are those of the round trips, so that at the round trips' own rate
+    the harts cannot have run them faster than an instruction per 16 ns.
+    The clients' ends (a sort that grows faster than the round trips,
+    their prints at addresses that differ from run to run) counted here
+    before: 9,448 instructions a round trip at 34,580 a second, 1.3 times
+    what four harts can run."""
+    out = tmp_path / "m.json"
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "eval", "breakdown.py"),
+                        "--multi", "4", "--count", "160", "--modes", "accio",
+                        "--json", str(out)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    m = json.load(open(out))["results"]["accio"]
+    per_rt, rate = m["instructions_per_round_trip"], m["multi"]["round_trips_per_s"]
+    assert per_rt * rate <= 4 * 62.5e6 * 1.05, (per_rt, rate)
+    # most of it is the clients' round trips, user and kernel both
+    assert m["by_privilege"]["user"] > 500 and m["by_privilege"]["kernel"] > 500, m
+    assert m["multi"]["row_installs_per_round_trip"] == 0
