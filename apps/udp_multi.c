@@ -29,8 +29,8 @@
  * hart's instructions of the measured round trips (for the instruction
  * counter, eval/prof), and prints the span's length as span_us=.
  *
- * Prints "clients=T ready=R ok=K" (R reached the barrier) and exits 0 when
- * every client succeeded.
+ * Prints "measured=M" and "clients=T ready=R ok=K" (R reached the
+ * barrier) and exits 0 when every client succeeded.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -117,8 +117,8 @@ int main(int argc, char **argv)
 				dup2(1, 2);
 			/*
 			 * the barrier: ready on fd 3, go at end of file on
-			 * fd 4; at the end, measured on fd 5, on at end of
-			 * file on fd 6
+			 * fd 4; the end: measured on fd 5, go on to sort and
+			 * print at end of file on fd 6
 			 */
 			r = fcntl(rdy[1], F_DUPFD, 10);
 			g = fcntl(go[0], F_DUPFD, 10);
