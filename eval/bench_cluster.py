@@ -434,25 +434,23 @@ def plot(res, path):
     a.set_xlabel("lookahead (us of virtual time)")
     a.set_ylabel("synchronised phase's wall,\nlockstep / 100 ms lookahead")
     a.set_title("two busy SoCs")
-    n = [r["nodes"] for r in res["scaling"]]
-    b.plot(n, [r["wall_per_node_s"] for r in res["scaling"]], "o-")
-    b.set_xscale("log", base=2)
-    b.set_xticks(n, [str(x) for x in n])
-    b.set_ylim(bottom=0)
-    b.set_xlabel("SoCs (on 2 host cores)")
-    b.set_ylabel("wall time per SoC (s)")
-    b.set_title("scaling")
+    def by_socs(ax, rows, key, xlabel, ylabel, title, goal=None):
+        n = [r["nodes"] for r in rows]
+        ax.plot(n, [r[key] for r in rows], "o-")
+        if goal:
+            ax.axhline(goal, ls="--", c="grey", lw=1)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(n, [str(x) for x in n])
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+
+    by_socs(b, res["scaling"], "wall_per_node_s", "SoCs (on 2 host cores)",
+            "wall time per SoC (s)", "scaling")
     if share:
-        c = axes[2]
-        n = [r["nodes"] for r in share]
-        c.plot(n, [r["wall_s"] for r in share], "o-")
-        c.axhline(1.5 * share[0]["wall_s"], ls="--", c="grey", lw=1)
-        c.set_xscale("log", base=2)
-        c.set_xticks(n, [str(x) for x in n])
-        c.set_ylim(bottom=0)
-        c.set_xlabel("SoCs (8 a core: a quarter of one to 2 host cores)")
-        c.set_ylabel("wall time (s)")
-        c.set_title("scaling at a fixed share of a core")
+        by_socs(axes[2], share, "wall_s", "SoCs (8 a core: a quarter of one to 2 host cores)",
+                "wall time (s)", "scaling at a fixed share of a core", 1.5 * share[0]["wall_s"])
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     return True

@@ -49,3 +49,17 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
+def run_breakdown(tmp_path, *args):
+    """eval/breakdown.py ARGS --json into tmp_path: its results by mode,
+    after checking that it succeeded."""
+    import json
+    import subprocess
+
+    out = tmp_path / "breakdown.json"
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "eval", "breakdown.py"), *args,
+                        "--json", str(out)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    with open(out) as f:
+        return json.load(f)["results"]

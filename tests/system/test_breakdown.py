@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+from conftest import run_breakdown
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -143,12 +145,7 @@ def test_multi_counts_the_round_trips_not_the_clients_ends(tmp_path):
     their prints at addresses that differ from run to run) counted here
     before: 9,448 instructions a round trip at 34,580 a second, 1.3 times
     what four harts can run."""
-    out = tmp_path / "m.json"
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "eval", "breakdown.py"),
-                        "--multi", "4", "--count", "160", "--modes", "accio",
-                        "--json", str(out)], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    m = json.load(open(out))["results"]["accio"]
+    m = run_breakdown(tmp_path, "--multi", "4", "--count", "160", "--modes", "accio")["accio"]
     per_rt, rate = m["instructions_per_round_trip"], m["multi"]["round_trips_per_s"]
     assert per_rt * rate <= 4 * 62.5e6 * 1.05, (per_rt, rate)
     # most of it is the clients' round trips, user and kernel both

@@ -4,17 +4,15 @@ handed to user space through UIO (the kernel's accio-nic-uio, bound with
 driver_override by accio-nic-uio.sh), DPDK posts its hugepage mbufs to the
 NIC by physical address, and no kernel is on the data path. Between two
 SoCs on one wire; the other SoC runs Linux sockets."""
-import json
 import os
 import re
-import subprocess
 
 import pytest
 
 import sys
 
 import accio
-from conftest import ROOT, part_unavailable
+from conftest import ROOT, part_unavailable, run_breakdown
 from dpdkcommon import echo_client, run_dispatcher
 
 sys.path.insert(0, os.path.join(ROOT, "eval"))
@@ -164,12 +162,7 @@ def test_pmd_round_trip_breakdown_counts_the_driver_and_skips_the_empty_polls(tm
     system call and no socket layer; the NIC's registers are reached
     directly, two stores per round trip (the send request and the receive
     buffer posted again), nothing of the uncore."""
-    out = tmp_path / "d.json"
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "eval", "breakdown.py"),
-                        "--count", "40", "--modes", "dpdk", "--peer", "wire:20000",
-                        "--json", str(out)], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    d = json.load(open(out))["results"]["dpdk"]
+    d = run_breakdown(tmp_path, "--count", "40", "--modes", "dpdk", "--peer", "wire:20000")["dpdk"]
     assert d["windows"] == 40 and d["busy_waits_skipped"] >= 40, d
     st = d["stages"]
     assert st["DPDK PMD (net_accio)"] > 20 and st["app"] > 20, st
