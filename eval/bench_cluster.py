@@ -197,7 +197,18 @@ class CpuShare:
         with open(os.path.join(self.CG, ctl, *name.split("/")), "w") as f:
             f.write(str(value))
 
+    @staticmethod
+    def _current(ctl):
+        """This process's cgroup of controller ctl (v1), as a path under it."""
+        with open("/proc/self/cgroup") as f:
+            for line in f:
+                _, ctls, path = line.rstrip("\n").split(":", 2)
+                if ctl in ctls.split(","):
+                    return path.lstrip("/")
+        return ""
+
     def __enter__(self):
+        self.back = {c: self._current(c) for c in ("cpu", "cpuset")}
         whole = max(1, -(-self.cores // 1))        # cores to run on, rounded up
         for c in ("cpu", "cpuset"):
             os.makedirs(os.path.join(self.CG, c, self.NAME), exist_ok=True)
@@ -213,7 +224,7 @@ class CpuShare:
 
     def __exit__(self, *exc):
         for c in ("cpu", "cpuset"):
-            self._write(c, "cgroup.procs", os.getpid())
+            self._write(c, os.path.join(self.back[c], "cgroup.procs"), os.getpid())
             try:
                 os.rmdir(os.path.join(self.CG, c, self.NAME))
             except OSError:
