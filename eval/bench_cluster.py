@@ -40,7 +40,9 @@ Writes eval/results/cluster.json, eval/results/cluster.md and, with
 matplotlib, eval/results/cluster.png.
 """
 import argparse
+import contextlib
 import json
+import math
 import os
 import re
 import subprocess
@@ -209,12 +211,12 @@ class CpuShare:
 
     def __enter__(self):
         self.back = {c: self._current(c) for c in ("cpu", "cpuset")}
-        whole = max(1, -(-self.cores // 1))        # cores to run on, rounded up
+        whole = max(1, math.ceil(self.cores))       # cores to run on
         for c in ("cpu", "cpuset"):
             os.makedirs(os.path.join(self.CG, c, self.NAME), exist_ok=True)
         with open(os.path.join(self.CG, "cpuset", "cpuset.mems")) as f:
             self._write("cpuset", f"{self.NAME}/cpuset.mems", f.read().strip())
-        self._write("cpuset", f"{self.NAME}/cpuset.cpus", f"0-{int(whole) - 1}")
+        self._write("cpuset", f"{self.NAME}/cpuset.cpus", f"0-{whole - 1}")
         self._write("cpu", f"{self.NAME}/cpu.cfs_period_us", self.PERIOD_US)
         self._write("cpu", f"{self.NAME}/cpu.cfs_quota_us",
                     int(self.cores * self.PERIOD_US) if self.cores < whole else -1)
@@ -240,10 +242,7 @@ def scaling(sizes, loop, per_core=None):
                   node("c", f"{WAIT}\n{busy(loop)}\n"
                        "udp_pingpong -s {ip:server} -p 7000 -n 20 -q | grep bad=",
                        count=n - 1)])
-        if per_core:
-            with CpuShare(n / per_core):
-                r, rss = run_cluster(t)
-        else:
+        with CpuShare(n / per_core) if per_core else contextlib.nullcontext():
             r, rss = run_cluster(t)
         bad = [k for k, x in r.results.items() if not x.stopped and
                (x.rc or "bad=0" not in x.output)]

@@ -510,9 +510,8 @@ def subtract(short, full, rts):
     # (a user address, say, where the two runs' processes differ) is taken
     # off, not left out
     for key in list(b) + [k for k in a if k not in b]:
-        full = b[key] if key in b else [0] * len(a[key])
-        old = a[key] if key in a else [0] * len(full)
-        diff = [y - x for x, y in zip(old, full)]
+        n = len(b.get(key) or a[key])
+        diff = [y - x for x, y in zip(a.get(key, [0] * n), b.get(key, [0] * n))]
         if any(diff):
             lines.append(" ".join(key) + " " + " ".join(str(x) for x in diff))
     return "\n".join(lines), [y - x for x, y in zip(sa, sb)]

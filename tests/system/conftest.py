@@ -52,8 +52,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 def run_breakdown(tmp_path, *args):
-    """eval/breakdown.py ARGS --json into tmp_path: its results by mode,
-    after checking that it succeeded."""
+    """eval/breakdown.py ARGS --json into tmp_path: the JSON it wrote, after
+    checking that it succeeded."""
     import json
     import subprocess
 
@@ -62,4 +62,4 @@ def run_breakdown(tmp_path, *args):
                         "--json", str(out)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     with open(out) as f:
-        return json.load(f)["results"]
+        return json.load(f)

@@ -1,6 +1,5 @@
 """eval/breakdown.py: the per-stage instruction breakdown of a round trip
 (QEMU TCG plugin eval/prof/accio_prof.c) names the work of each path."""
-import json
 import os
 import subprocess
 import sys
@@ -17,14 +16,9 @@ def test_breakdown_attributes_each_path_to_its_stages(tmp_path):
     skips. (Against the host's echo server a loaded host makes the guest
     slow in real time, and replies are then often in the ring before the
     receive starts: no wait at all.)"""
-    out = tmp_path / "b.json"
     png = tmp_path / "b.png"
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "eval", "breakdown.py"),
-                        "--count", "40", "--modes", "linux,accio,spin", "--peer", "wire:20000",
-                        "--json", str(out), "--plot", str(png)],
-                       capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    res = json.load(open(out))["results"]
+    res = run_breakdown(tmp_path, "--count", "40", "--modes", "linux,accio,spin",
+                        "--peer", "wire:20000", "--plot", str(png))["results"]
     for mode, m in res.items():
         # every measured round trip was a window, and all of it was named
         assert m["windows"] == 40, mode
@@ -58,12 +52,7 @@ def test_breakdown_against_the_host_echo_names_the_accelerated_path(tmp_path):
     before its row existed (libaccio/README.md); in real time that receive
     may fall among the measured ones (one such look: about 330
     instructions, 8 per round trip of 40)."""
-    out = tmp_path / "h.json"
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "eval", "breakdown.py"),
-                        "--count", "40", "--modes", "accio", "--json", str(out)],
-                       capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    accio = json.load(open(out))["results"]["accio"]
+    accio = run_breakdown(tmp_path, "--count", "40", "--modes", "accio")["results"]["accio"]
     assert accio["windows"] == 40
     assert accio["stages"]["libaccio send"] > 0 and accio["stages"]["libaccio receive"] > 0
     assert accio["stages"]["socket layer"] * 40 < 500, accio["stages"]["socket layer"]
@@ -72,14 +61,8 @@ def test_breakdown_against_the_host_echo_names_the_accelerated_path(tmp_path):
 def test_breakdown_against_the_wire_peer_repeats_exactly(tmp_path):
     """--peer wire:NS: nothing on the wire runs in real time, so two runs
     count the same instructions, and a waiting hart meets no timer tick."""
-    res = []
-    for i in range(2):
-        out = tmp_path / f"w{i}.json"
-        r = subprocess.run([sys.executable, os.path.join(ROOT, "eval", "breakdown.py"),
-                            "--count", "40", "--modes", "linux,accio", "--peer", "wire:20000",
-                            "--json", str(out)], capture_output=True, text=True, timeout=600)
-        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-        res.append(json.load(open(out)))
+    res = [run_breakdown(tmp_path, "--count", "40", "--modes", "linux,accio",
+                         "--peer", "wire:20000") for _ in range(2)]
     assert res[0]["peer"] == "wire:20000"
     assert res[0]["results"] == res[1]["results"]
     accio = res[0]["results"]["accio"]
@@ -101,12 +84,8 @@ def test_the_floor_of_a_round_trip_is_the_ring_work_alone(tmp_path):
     Its round trip is the minimal work that spinning through libaccio is
     compared with: far fewer instructions, the same three device stores
     (TX write pointer, doorbell, RX read pointer), and every reply checked."""
-    out = tmp_path / "r.json"
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "eval", "breakdown.py"),
-                        "--count", "40", "--modes", "spin,raw", "--peer", "wire:20000",
-                        "--json", str(out)], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    res = json.load(open(out))["results"]
+    res = run_breakdown(tmp_path, "--count", "40", "--modes", "spin,raw",
+                        "--peer", "wire:20000")["results"]
     raw, spin = res["raw"], res["spin"]
     assert raw["windows"] == 40 and raw["busy_waits_skipped"] > 0
     assert raw["stages"]["libaccio send"] == 0 and raw["stages"]["libaccio receive"] == 0
@@ -145,7 +124,8 @@ def test_multi_counts_the_round_trips_not_the_clients_ends(tmp_path):
     their prints at addresses that differ from run to run) counted here
     before: 9,448 instructions a round trip at 34,580 a second, 1.3 times
     what four harts can run."""
-    m = run_breakdown(tmp_path, "--multi", "4", "--count", "160", "--modes", "accio")["accio"]
+    m = run_breakdown(tmp_path, "--multi", "4", "--count", "160",
+                      "--modes", "accio")["results"]["accio"]
     per_rt, rate = m["instructions_per_round_trip"], m["multi"]["round_trips_per_s"]
     assert per_rt * rate <= 4 * 62.5e6 * 1.05, (per_rt, rate)
     # most of it is the clients' round trips, user and kernel both

@@ -162,7 +162,8 @@ def test_pmd_round_trip_breakdown_counts_the_driver_and_skips_the_empty_polls(tm
     system call and no socket layer; the NIC's registers are reached
     directly, two stores per round trip (the send request and the receive
     buffer posted again), nothing of the uncore."""
-    d = run_breakdown(tmp_path, "--count", "40", "--modes", "dpdk", "--peer", "wire:20000")["dpdk"]
+    d = run_breakdown(tmp_path, "--count", "40", "--modes", "dpdk",
+                      "--peer", "wire:20000")["results"]["dpdk"]
     assert d["windows"] == 40 and d["busy_waits_skipped"] >= 40, d
     st = d["stages"]
     assert st["DPDK PMD (net_accio)"] > 20 and st["app"] > 20, st
