@@ -594,20 +594,30 @@ static void control_messages(void)
 	report("cm-send-pktinfo-badif", r, errno, "%s", "");
 	close(fd);
 
-	/* receive timestamps: the forms of SO_TIMESTAMP* and SO_TIMESTAMPING */
+	/*
+	 * receive timestamps: the forms of SO_TIMESTAMP* and SO_TIMESTAMPING.
+	 * Linux turns its receive stamps on and off through a static key that
+	 * a workqueue flips after the option; a reply that arrives before
+	 * then has no stamp. A pause after each change lets the work run.
+	 */
 	fd = wild_socket();
 	CASE("cm-timestamp-on", opt(fd, SOL_SOCKET, SO_TIMESTAMP, 1), "%s", "");
+	usleep(20000);
 	cm_echo("cm-timestamp", fd, 60, 31, 512, 0);
 	CASE("cm-timestampns-on", opt(fd, SOL_SOCKET, SO_TIMESTAMPNS, 1), "%s", "");
+	usleep(20000);
 	cm_echo("cm-timestampns", fd, 61, 32, 512, 0);
 	CASE("cm-timestamp-new-on", opt(fd, SOL_SOCKET, SO_TIMESTAMP_NEW, 1), "%s", "");
+	usleep(20000);
 	cm_echo("cm-timestamp-new", fd, 62, 33, 512, 0);
 	CASE("cm-timestamping-sw-on", opt(fd, SOL_SOCKET, SO_TIMESTAMPING,
 					  SOF_TIMESTAMPING_SOFTWARE |
 					  SOF_TIMESTAMPING_RX_SOFTWARE |
 					  SOF_TIMESTAMPING_OPT_CMSG), "%s", "");
+	usleep(20000);
 	cm_echo("cm-timestamp-new-and-sw", fd, 63, 34, 512, 0);
 	CASE("cm-timestamp-off", opt(fd, SOL_SOCKET, SO_TIMESTAMP, 0), "%s", "");
+	usleep(20000);
 	cm_echo("cm-timestamping-sw", fd, 64, 35, 512, 0);
 	CASE("cm-pktinfo-on-2", opt(fd, SOL_IP, IP_PKTINFO, 1), "%s", "");
 	cm_echo("cm-timestamping-sw-pktinfo", fd, 65, 36, 512, 0);
