@@ -4,6 +4,8 @@ one run (--pkg), all against peers on the host."""
 import contextlib
 import os
 import re
+import socket
+import struct
 import subprocess
 import time
 
@@ -196,6 +198,7 @@ def test_memcached_over_udp_with_and_without_libaccio():
                   f"accio-timeout 120 env {GLIBC_PRELOAD} {srv}; echo accio=$?",
                   fwd_udp=[(hp, gp)], pkgs=["memcached"], timeout=TIMEOUT)
     t.join(30)
+    open("/tmp/t.out", "w").write(r.output)
     assert not errors, errors
     assert r.rc == 0 and "plain=0" in r.output and "accio=0" in r.output, \
         r.output + r.console[-2000:]
@@ -211,3 +214,112 @@ def test_memcached_over_udp_with_and_without_libaccio():
     # are read from the kernel socket, as they must be
     assert s["rx_ring"] == s["rx_pkts"] and s["rx_kernel"] <= 2, s
     assert s["tx_ring"] + s["tx_mmio"] == s["tx_pkts"] and s["tx_kernel"] == 0, s
+
+
+def dns_query(name, qid):
+    q = struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0)
+    for label in name.split("."):
+        q += bytes([len(label)]) + label.encode()
+    return q + b"\0" + struct.pack(">HH", 1, 1)
+
+
+def exchange(port, make, check, n, wait_s=240):
+    """n requests from one host socket, once the server answers: each reply
+    is the one to the request just sent (late answers to requests sent
+    before the server was up are passed by). Returns (good, bad)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.settimeout(0.5)
+        deadline, up, good, bad, i = time.time() + wait_s, False, 0, 0, 0
+        while good + bad < n and time.time() < deadline:
+            i += 1
+            req = make(i)
+            s.sendto(req, ("127.0.0.1", port))
+            try:
+                while True:
+                    d, _ = s.recvfrom(4096)
+                    if check(req, d) is not None:
+                        break
+            except socket.timeout:
+                if up:
+                    bad += 1
+                continue
+            up = True
+            if check(req, d):
+                good += 1
+            else:
+                bad += 1
+        return good, bad
+
+
+def test_a_dns_and_an_ntp_server_under_the_glibc_libaccio():
+    """Two Debian servers, unmodified, under the glibc libaccio, each
+    queried from the host with every reply checked: dnsmasq (a wildcard
+    socket that answers from the address each query came to, IP_PKTINFO
+    both ways) and chronyd (receive timestamps, the NTP server's replies
+    carrying the client's transmit time). Every datagram of both moves
+    through its row's rings."""
+    import threading
+    dns, ntp = accio.free_udp_port(), accio.free_udp_port()
+    got = {}
+
+    def dns_check(req, d):
+        if len(d) < 12 or d[:2] != req[:2]:
+            return None                 # a late answer to an earlier query
+        return d[-4:] == bytes([10, 9, 8, 7]) and d[2] & 0x80 and d[3] & 15 == 0
+
+    def ntp_make(i):
+        return bytes([0x23]) + bytes(39) + struct.pack(">II", 0xE0000000 + i, i)
+
+    def ntp_check(req, d):
+        if len(d) < 48 or d[24:32] != req[40:48]:
+            return None
+        return d[0] & 7 == 4 and d[1] == 8 and d[32:40] != bytes(8)
+
+    def client():
+        try:
+            got["dns"] = exchange(dns, lambda i: dns_query(f"h{i}.accio.test", i), dns_check, 100)
+            got["ntp"] = exchange(ntp, ntp_make, ntp_check, 50)
+        except Exception as e:          # reported by the test below
+            got["error"] = repr(e)
+
+    conf = r"allow all\nlocal stratum 8\nport 123\ncmdport 0\ndriftfile /tmp/drift\n"
+    servers = (
+        "dnsmasq -k -p 53 --no-resolv --no-hosts --address=/accio.test/10.9.8.7 --user=root",
+        "chronyd -d -x -u root -f /tmp/chrony.conf")
+    start = "; ".join(f"env {GLIBC_PRELOAD} {s} >/tmp/s{k}.log 2>&1 & P{k}=$!"
+                      for k, s in enumerate(servers))
+    done = accio.free_udp_port()
+
+    def client_then_done():
+        client()
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for _ in range(20):         # the guest's listener ends at the first
+                s.sendto(b"done", ("127.0.0.1", done))
+                time.sleep(0.2)
+
+    t = threading.Thread(target=client_then_done, daemon=True)
+    t.start()
+    r = accio.run(
+        f"printf '{conf}' > /tmp/chrony.conf; {start}; "
+        "accio-timeout 300 nc.openbsd -u -l -W 1 9999 >/dev/null; "
+        # the rows' counters before the servers go (dnsmasq ends on
+        # SIGTERM without running its exit handlers)
+        "for f in /proc/$P0/fdinfo/* /proc/$P1/fdinfo/*; do "
+        "grep -q '^row:' $f && echo @@row $(grep -E '^(rx|tx)_pkts:' $f); done; "
+        "kill -TERM $P0 $P1; sleep 2; cat /tmp/s1.log",
+        fwd_udp=[(dns, 53), (ntp, 123), (done, 9999)],
+        pkgs=["dnsmasq-base", "chrony"], timeout=TIMEOUT)
+    t.join(30)
+    assert r.rc == 0, r.output + r.console[-2000:]
+    assert "error" not in got, got
+    assert got.get("dns") == (100, 0) and got.get("ntp") == (50, 0), got
+    rows = [tuple(int(v) for v in re.findall(r"\d+", line))
+            for line in re.findall(r"^@@row (.*)$", r.output, re.M)]
+    # dnsmasq's wildcard socket and chronyd's: each has a row that took the
+    # run's queries and sent their answers
+    assert sorted(rows) and all(rx >= 50 and tx >= 50 for rx, tx in rows), r.output
+    assert len(rows) == 2 and max(rows)[0] >= 100, rows
+    # chronyd's own count: every datagram through the ring (a probe that
+    # reached the socket before its row is read from the kernel)
+    (c,) = [x for x in accio_stats(r.output) if x["rx_pkts"]]
+    assert c["rx_ring"] >= 50 and c["tx_ring"] >= 50 and c["rx_kernel"] <= 2, c
