@@ -506,18 +506,16 @@ static int accio_row_route(struct accio_row *row, __be32 daddr)
 
 /* ---- rows: a cache of connections -------------------------------------- */
 
-/* A row's packets so far, from its registers @regs. */
-static u64 accio_row_activity(void __iomem *regs)
+static u64 accio_row_activity(struct accio_row *row)
 {
-	return readq(regs + ACCIO_UNCORE_ROW_RX_PKTS) +
-	       readq(regs + ACCIO_UNCORE_ROW_TX_PKTS);
+	return readq(row->regs + ACCIO_UNCORE_ROW_RX_PKTS) +
+	       readq(row->regs + ACCIO_UNCORE_ROW_TX_PKTS);
 }
 
-/* Records in a row's TX ring the engine has not taken yet. */
-static bool accio_row_tx_pending(void __iomem *regs)
+static bool accio_row_tx_pending(struct accio_row *row)
 {
-	return readq(regs + ACCIO_UNCORE_ROW_TX_WPTR) !=
-	       readq(regs + ACCIO_UNCORE_ROW_TX_RPTR);
+	return readq(row->regs + ACCIO_UNCORE_ROW_TX_WPTR) !=
+	       readq(row->regs + ACCIO_UNCORE_ROW_TX_RPTR);
 }
 
 /* Registers a row is restored with: not the doorbell, not the owner. */
@@ -531,17 +529,12 @@ static bool accio_row_restored(unsigned int i)
 /* Take a connection's hardware row away: its inst_lock held, alloc_lock
  * not. Its register page is unmapped first, so that its owner cannot store
  * to the row once it serves another connection (the owner's page fault
- * waits for inst_lock meanwhile); then, under its slot_lock alone, the
- * engine stops serving it and its registers are saved (the paths that
- * write a connection's registers take slot_lock and find it without a
- * row from then on); last, under alloc_lock and the owner lock, the row is
- * nobody's and the connection leaves rows[]. The device accesses, which
- * stall the hart, are thus made without the global locks. The hardware
- * row passes to the caller (its slot is returned), who installs another
- * connection in it (@reclaim: counted as an eviction) or frees it
- * (accio_slot_free()). Its waiters wake up: one with work for the row
- * installs it again, a receiver with nothing in its rings waits on the
- * socket (accio_row_parked()).
+ * waits for inst_lock meanwhile); then, under alloc_lock, the engine stops
+ * serving it and its registers are saved. The hardware row passes to the
+ * caller (its slot is returned), who installs another connection in it
+ * (@reclaim: counted as an eviction) or frees it (accio_slot_free()). Its
+ * waiters wake up: one with work for the row installs it again, a receiver
+ * with nothing in its rings waits on the socket (accio_row_parked()).
  */
 static unsigned int accio_row_evict(struct accio_row *row, bool reclaim)
 {
@@ -554,7 +547,9 @@ static unsigned int accio_row_evict(struct accio_row *row, bool reclaim)
 
 	if (file)
 		unmap_mapping_range(file->f_mapping, 0, PAGE_SIZE, 1);
-	spin_lock_irqsave(&row->slot_lock, flags);
+	spin_lock(&ict->alloc_lock);
+	raw_spin_lock_irqsave(&ict->owner_lock, flags);
+	spin_lock(&row->slot_lock);
 	st = readq(regs + ACCIO_UNCORE_ROW_STATE);
 	writeq(0, regs + ACCIO_UNCORE_ROW_STATE);
 	for (i = 1; i < ACCIO_ROW_NREGS; i++)
@@ -565,20 +560,18 @@ static unsigned int accio_row_evict(struct accio_row *row, bool reclaim)
 			    ACCIO_UNCORE_ROW_STATE_NO_DF_MASK |
 			    ACCIO_UNCORE_ROW_STATE_GROUP_MASK |
 			    ACCIO_UNCORE_ROW_STATE_PRIO_MASK);
-	WRITE_ONCE(row->regs, NULL);
-	row->slot = -1;
-	spin_unlock_irqrestore(&row->slot_lock, flags);
-	spin_lock(&ict->alloc_lock);
-	raw_spin_lock_irqsave(&ict->owner_lock, flags);
 	writeq(0, regs + ACCIO_UNCORE_ROW_OWNER_ASID);
+	writeq(0, regs + ACCIO_UNCORE_ROW_OWNER_COOKIE);
+	row->regs = NULL;
+	row->slot = -1;
 	RCU_INIT_POINTER(ict->rows[slot], NULL);
+	spin_unlock(&row->slot_lock);
 	raw_spin_unlock_irqrestore(&ict->owner_lock, flags);
 	if (reclaim) {
 		row->evictions++;
 		ict->evictions++;
 	}
 	spin_unlock(&ict->alloc_lock);
-	writeq(0, regs + ACCIO_UNCORE_ROW_OWNER_COOKIE);
 	wake_up_interruptible_poll(&row->wq, EPOLLIN | EPOLLOUT);
 	return slot;
 }
@@ -659,22 +652,13 @@ static const struct kernel_param_ops accio_victim_ops = {
 module_param_cb(victim, &accio_victim_ops, NULL, 0644);
 MODULE_PARM_DESC(victim, "row eviction policy: clock, lru, runnable or waiting");
 
-/* A row that stays while there is another choice. The victim search
- * reads a row's registers through a copy of its address: a connection
- * closing meanwhile (its inst_lock taken after the search looked) leaves
- * its row without alloc_lock, and its slot stays the row's until it is
- * out of rows[].
- */
+/* A row that stays while there is another choice. */
 static bool accio_row_sticky(struct accio_row *row)
 {
-	void __iomem *regs = READ_ONCE(row->regs);
-
-	if (!regs)
-		return false;
-	if (row->roce || readq(regs + ACCIO_UNCORE_ROW_MMIO_TX_NEXT))
+	if (row->roce || readq(row->regs + ACCIO_UNCORE_ROW_MMIO_TX_NEXT))
 		return true;
-	if (accio_row_tx_pending(regs)) {
-		writeq(1, regs + ACCIO_UNCORE_ROW_DOORBELL);
+	if (accio_row_tx_pending(row)) {
+		writeq(1, row->regs + ACCIO_UNCORE_ROW_DOORBELL);
 		return true;
 	}
 	return false;
@@ -704,7 +688,6 @@ static struct accio_row *accio_row_clock(struct accio_ict *ict)
 {
 	struct accio_row *row, *any = NULL;
 	unsigned int n, slot;
-	void __iomem *regs;
 	u64 act;
 
 	for (n = 0; n < 2 * ict->nrows; n++) {
@@ -714,19 +697,16 @@ static struct accio_row *accio_row_clock(struct accio_ict *ict)
 						lockdep_is_held(&ict->alloc_lock));
 		if (!row || mutex_is_locked(&row->inst_lock))
 			continue;
-		regs = READ_ONCE(row->regs);	/* as accio_row_sticky() */
-		if (!regs)
-			continue;
 		if (!any)
 			any = row;
 		/* memory before registers: each device load stalls the hart */
 		if (n < ict->nrows &&
 		    (row->roce || accio_row_spare_remote(row) ||
-		     readq(regs + ACCIO_UNCORE_ROW_MMIO_TX_NEXT)))
+		     readq(row->regs + ACCIO_UNCORE_ROW_MMIO_TX_NEXT)))
 			continue;
-		act = accio_row_activity(regs);
-		if (accio_row_tx_pending(regs)) {
-			writeq(1, regs + ACCIO_UNCORE_ROW_DOORBELL);
+		act = accio_row_activity(row);
+		if (accio_row_tx_pending(row)) {
+			writeq(1, row->regs + ACCIO_UNCORE_ROW_DOORBELL);
 			row->seen = act;
 			continue;
 		}
@@ -787,9 +767,7 @@ static struct accio_row *accio_row_victim(struct accio_ict *ict)
 /* Give a connection a hardware row (its inst_lock held), evicting another
  * if none is free. alloc_lock is held only to pick a row and to publish
  * the connection in it: the victim, whose inst_lock the choice takes, is
- * unmapped and saved without it, and the connection's registers are
- * restored before it is taken (the slot is nobody else's until rows[]
- * names it), so that other harts install rows meanwhile. A row
+ * unmapped without it, so that other harts install rows meanwhile. A row
  * some other thread is installing, evicting or mapping is not a victim.
  * The owner ASID stays 0 (nobody's): only a page fault of the owner on its
  * register page, which maps the row, sets it.
@@ -827,29 +805,27 @@ static void accio_row_install(struct accio_row *row)
 	}
 	regs = ict->base + ACCIO_UNCORE_ROW_BASE +
 	       slot * ACCIO_UNCORE_ROW_STRIDE;
-	/* rows[] names the connection before the engine serves it, so that
-	 * no wake-up of the row finds nobody; the victim search passes it by
-	 * (its inst_lock is taken) and sees no registers until it has them.
-	 */
 	spin_lock(&ict->alloc_lock);
-	rcu_assign_pointer(ict->rows[slot], row);
-	row->spared = false;
-	WRITE_ONCE(row->used_at, ict->sweeps);
-	row->installs++;
-	ict->installs++;
-	spin_unlock(&ict->alloc_lock);
-	spin_lock_irqsave(&row->slot_lock, flags);
+	raw_spin_lock_irqsave(&ict->owner_lock, flags);
+	spin_lock(&row->slot_lock);
 	writeq(0, regs + ACCIO_UNCORE_ROW_STATE);
 	writeq(0, regs + ACCIO_UNCORE_ROW_OWNER_ASID);
 	for (i = 1; i < ACCIO_ROW_NREGS; i++)
 		if (accio_row_restored(i))
 			writeq(row->reg[i], regs + 8 * i);
-	row->seen = accio_row_activity(regs);
 	writeq(row->reg[0], regs + ACCIO_UNCORE_ROW_STATE);
-	WRITE_ONCE(row->regs, regs);
+	row->regs = regs;
 	row->slot = slot;
-	spin_unlock_irqrestore(&row->slot_lock, flags);
-	if (accio_row_tx_pending(regs))
+	rcu_assign_pointer(ict->rows[slot], row);
+	spin_unlock(&row->slot_lock);
+	raw_spin_unlock_irqrestore(&ict->owner_lock, flags);
+	row->seen = accio_row_activity(row);
+	row->spared = false;
+	WRITE_ONCE(row->used_at, ict->sweeps);
+	row->installs++;
+	ict->installs++;
+	spin_unlock(&ict->alloc_lock);
+	if (accio_row_tx_pending(row))
 		writeq(1, regs + ACCIO_UNCORE_ROW_DOORBELL);
 	/* a receiver parked on the socket arms the row now */
 	if (READ_ONCE(row->waiter))
@@ -1925,14 +1901,9 @@ void accio_mm_asid_changed(struct mm_struct *mm, unsigned long asid)
 	raw_spin_lock(&ict->owner_lock);
 	rcu_read_lock();
 	for (i = 0; i < ict->nrows; i++) {
-		/* the slot, not row->regs: a row being saved or restored
-		 * is in rows[] without them (accio_row_evict(), _install())
-		 */
 		row = rcu_dereference(ict->rows[i]);
 		if (row && row->mm == mm)
-			writeq(asid, ict->base + ACCIO_UNCORE_ROW_BASE +
-				     i * ACCIO_UNCORE_ROW_STRIDE +
-				     ACCIO_UNCORE_ROW_OWNER_ASID);
+			writeq(asid, row->regs + ACCIO_UNCORE_ROW_OWNER_ASID);
 	}
 	rcu_read_unlock();
 	raw_spin_unlock(&ict->owner_lock);
