@@ -358,3 +358,44 @@ def test_dns_ntp_and_tftp_servers_under_the_glibc_libaccio(tmp_path):
     kids = [x for x in accio_stats(tftpd) if x["tx_pkts"] >= 137]
     assert len(kids) >= 3 and all(x["rx_ring"] >= 137 and x["tx_ring"] >= 137
                                   for x in kids), tftpd
+
+
+GUEST_PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guest")
+
+
+def test_node_and_python_event_loops_under_the_glibc_libaccio():
+    """Two language runtimes from Debian, unmodified, against a host echo,
+    on Linux sockets and under the glibc libaccio, every echo matched to
+    what was sent (guest/udp_loops.py, guest/udp_dgram.js). Python's socket
+    timeouts, selectors (epoll) and asyncio go through the rows' rings.
+    node (V8 on libuv) runs because the harts' MMU is Sv39, Rocket's: under
+    QEMU's default Sv57, Linux 6.1 maps above 2^47 and V8 dies of SIGSEGV
+    before its first line. libuv sets up an io_uring, so libaccio leaves
+    node's socket on the kernel path and says why (accio(7))."""
+    g = f"accio-timeout 120 env {GLIBC_PRELOAD}"
+    with accio.HostEcho() as echo:
+        at = f"10.0.2.2 {echo.port}"
+        r = accio.run(
+            "grep -m1 '^mmu' /proc/cpuinfo;"
+            f"echo @@py@@; python3 /opt/t/udp_loops.py {at};"
+            f"echo @@py-accio@@; {g} python3 /opt/t/udp_loops.py {at};"
+            f"echo @@node@@; accio-timeout 120 node /opt/t/udp_dgram.js {at} 40;"
+            f"echo @@node-accio@@; {g} node /opt/t/udp_dgram.js {at} 40; echo end",
+            add=[(GUEST_PROGS, "/opt/t")],
+            pkgs=["python3-minimal", "libpython3.13-stdlib", "nodejs"], timeout=TIMEOUT)
+    assert r.rc == 0 and "\nend\n" in r.output, r.output + r.console[-2000:]
+    head, py, py_acc, node, node_acc = re.split(r"^@@[a-z-]+@@$", r.output, flags=re.M)
+    assert re.search(r"^mmu\s*: sv39$", head, re.M), head
+    for out in (py, py_acc):
+        assert "py_timeout=20 py_selector=40 py_asyncio=30\n" in out, out
+    st = accio_stats(py_acc)
+    # a row for each of the six sockets, all 90 echoes through the rings
+    assert len(st) == 6 and sum(x["rx_ring"] for x in st) == 90, py_acc
+    assert all(x["rx_kernel"] == 0 and x["tx_kernel"] == 0 for x in st), py_acc
+    for out in (node, node_acc):
+        assert "node_echoed=40 node_bad=0\n" in out, out
+    m = re.search(r"^accio: kernel-path fd=\d+ reason=(\w+) rx_kernel=(\d+) tx_kernel=(\d+)$",
+                  node_acc, re.M)
+    ring = accio_stats(node_acc)
+    assert (m and m.group(1) == "io_uring" and m.group(2) == m.group(3) == "40"
+            or len(ring) == 1 and ring[0]["rx_ring"] == 40), node_acc

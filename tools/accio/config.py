@@ -32,6 +32,12 @@ IPI = os.environ.get("ACCIO_IPI", "sswi")
 if IPI not in ("sswi", "sbi"):
     raise SystemExit(f"ACCIO_IPI={IPI}: sswi or sbi")
 MACHINE = "virt,aclint=on" if IPI == "sswi" else "virt"
+# The harts' MMU: Sv39 alone, the mode of the Rocket core of the RTL SoC
+# (hardware/soc) and of most RISC-V boards. QEMU's rv64 also offers Sv57,
+# which Linux 6.1 then uses: its mmap() hands out addresses above 2^47,
+# and programs that keep tags in a pointer's upper bits (V8, so node)
+# crash on them.
+CPU = "rv64,sv48=off,sv57=off"
 # The time of an instruction: "" (every instruction one cycle, memory free)
 # or "rocket[:ARGS]", the Rocket timing mode: a TCG plugin
 # (hardware/timing/rocket_timing.c) makes each hart wait what a Rocket core

@@ -135,7 +135,7 @@ def command_line(m, interactive=False, qmp=None):
     # IPv6 sockets exist (dual-stack servers open them) but no interface
     # has an IPv6 address: nothing but IPv4 goes on the wire
     append += " ipv6.disable_ipv6=1"
-    cmd = [a["qemu"], "-M", config.MACHINE, "-smp", str(m.smp), "-m", m.mem,
+    cmd = [a["qemu"], "-M", config.MACHINE, "-cpu", config.CPU, "-smp", str(m.smp), "-m", m.mem,
            "-bios", a["bios"], "-kernel", a["kernel"], "-initrd", m.initrd or a["initrd"],
            "-append", append.strip(), "-no-reboot"]
     if interactive:
