@@ -419,14 +419,19 @@ bool accio_uncore_rx(struct accio_uncore *u, const uint8_t *f, size_t len)
 	ihl = (ip[0] & 0xf) * 4;
 	tot = get16(ip + 2);
 	if ((ip[0] >> 4) != 4 || ihl < 20 || len < 14 + ihl ||
-	    tot < ihl + 8 || 14 + tot > len ||
+	    tot < ihl || 14 + tot > len ||
 	    csum_fold(csum_add(0, ip, ihl)) != 0) {
 		u->rx_malformed++;		/* truncated, bad header or checksum */
 		return true;
 	}
+	/* before any UDP header is asked for: a last fragment may hold less */
 	if (get16(ip + 6) & 0x3fff) {
 		u->rx_fragments++;		/* MF or an offset: kernel reassembles */
 		return false;
+	}
+	if (tot < ihl + 8) {
+		u->rx_malformed++;		/* shorter than its UDP header */
+		return true;
 	}
 	udp = ip + ihl;
 	ulen = get16(udp + 4);

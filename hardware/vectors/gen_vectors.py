@@ -311,11 +311,26 @@ def v_rx_malformed():
     v.c(f"oversize: a datagram longer than {K.MAX_PAYLOAD} bytes cannot come from one frame")
     v.rx(udp_frame(PEER, 7000, LOCAL, 5000, b"\0" * (K.MAX_PAYLOAD + 1), udp_csum=False), "consumed")
     n += 1
+    v.c("not a fragment, and shorter than a UDP header")
+    f = bytearray(good)[:38]
+    f[16:18] = struct.pack("!H", 24)
+    f[24:26] = b"\0\0"
+    f[24:26] = struct.pack("!H", csum(bytes(f[14:34])))
+    v.rx(bytes(f) + b"\0" * 22, "consumed")
+    n += 1
     v.r(g("RX_MALFORMED"), n)
     v.c("fragments go to the normal path, which reassembles")
     v.rx(udp_frame(PEER, 7000, LOCAL, 5000, b"frag", flags=0x2000), "passed")
     v.rx(udp_frame(PEER, 7000, LOCAL, 5000, b"frag", flags=0x0010), "passed")
-    v.r(g("RX_FRAGMENTS"), 2)
+    v.c("a last fragment shorter than a UDP header (a datagram 1 to 7 bytes past a")
+    v.c("fragment's boundary) is a fragment all the same, in a frame padded to 60 bytes")
+    for tail in (1, 7):
+        f = bytearray(udp_frame(PEER, 7000, LOCAL, 5000, b"", flags=0x00B9))[:34] + b"t" * tail
+        f[16:18] = struct.pack("!H", 20 + tail)
+        f[24:26] = b"\0\0"
+        f[24:26] = struct.pack("!H", csum(bytes(f[14:34])))
+        v.rx(bytes(f) + b"\0" * (60 - len(f)), "passed")
+    v.r(g("RX_FRAGMENTS"), 4)
     v.c("a bad UDP checksum on a datagram for no row: passed as it came, for the NIC's")
     v.c("receive checksum offload or the kernel to check")
     f = bytearray(udp_frame(PEER, 7000, LOCAL, 5001, b"payload"))

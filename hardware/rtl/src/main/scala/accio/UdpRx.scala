@@ -126,10 +126,11 @@ class UdpRx(p: UncoreParams) extends Module with Sequencer {
   io.dqpn := Cat(hdr(udpOff + 13.U), hdr(udpOff + 14.U), hdr(udpOff + 15.U))
   val plen = ulen - 8.U
   val notForUs = !io.enable || len < 14.U || be16(12) =/= 0x0800.U || len < 34.U || hdr(23) =/= 17.U
-  val badIp = hdr(14)(7, 4) =/= 4.U || ihl < 20.U || len < 14.U +& ihl || tot < ihl +& 8.U ||
+  val badIp = hdr(14)(7, 4) =/= 4.U || ihl < 20.U || len < 14.U +& ihl || tot < ihl ||
     14.U +& tot > len || Csum.fold(ipSum) =/= "hffff".U
+  // decided before any UDP header is asked for: a last fragment may hold less
   val fragment = (be16(20) & 0x3fff.U) =/= 0.U
-  val badUdp = ulen < 8.U || ulen =/= tot - ihl || ulen - 8.U > Contract.MAX_PAYLOAD.U
+  val badUdp = tot < ihl +& 8.U || ulen < 8.U || ulen =/= tot - ihl || ulen - 8.U > Contract.MAX_PAYLOAD.U
   val pseudo = Seq(sip(31, 16), sip(15, 0), dip(31, 16), dip(15, 0), 17.U, ulen).map(_.pad(32)).reduce(_ +& _)
   val badCsum = ucsum =/= 0.U && Csum.fold(pseudo + udpSum) =/= "hffff".U
   // the ICRC received: the UDP payload's last 4 bytes, least significant first
