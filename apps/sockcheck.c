@@ -20,6 +20,7 @@
 #include <linux/net_tstamp.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -37,6 +38,13 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef SOL_UDP
+#define SOL_UDP IPPROTO_UDP
+#endif
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
 
 static struct sockaddr_in peer;
 static char buf[70000], out[70000];
@@ -865,6 +873,67 @@ static void odd_sends(int fd)
 }
 
 /*
+ * Datagrams whose bounds the sender sets across calls: MSG_MORE and
+ * UDP_CORK append to one datagram until it is released; UDP_SEGMENT cuts
+ * one send into datagrams of that size. A plain round trip before and
+ * after the options must find the socket as it was.
+ */
+static void sender_bounds(void)
+{
+	int fd = udp_socket(), i, seg;
+	long r;
+
+	printf("== bounds\n");
+	CASE("bounds-connect", connect(fd, (struct sockaddr *)&peer, sizeof(peer)), "%s", "");
+
+	fill(out, 300, 11);
+	CASE("send-more-1", send(fd, out, 100, MSG_MORE), "%s", "");
+	CASE("send-more-2", send(fd, out + 100, 100, MSG_MORE), "%s", "");
+	CASE("send-more-end", send(fd, out + 200, 100, 0), "%s", "");
+	report("readable-more", 0, 0, "yes=%d", readable(fd, 3000));
+	r = recv(fd, buf, sizeof(buf), 0);
+	report("recv-more", r, errno, "same=%d", r == 300 && !memcmp(buf, out, 300));
+	CASE("recv-more-after", recv(fd, buf, sizeof(buf), MSG_DONTWAIT), "%s", "");
+	close(fd);
+
+	fd = udp_socket();
+	CASE("bounds-connect-2", connect(fd, (struct sockaddr *)&peer, sizeof(peer)), "%s", "");
+	fill(out, 64, 15);
+	CASE("send-before-cork", send(fd, out, 64, 0), "%s", "");
+	report("readable-before-cork", 0, 0, "yes=%d", readable(fd, 3000));
+	r = recv(fd, buf, sizeof(buf), 0);
+	report("recv-before-cork", r, errno, "same=%d", r == 64 && !memcmp(buf, out, 64));
+	fill(out, 200, 12);
+	CASE("cork-on", opt(fd, SOL_UDP, UDP_CORK, 1), "%s", "");
+	CASE("send-corked-1", send(fd, out, 120, 0), "%s", "");
+	CASE("send-corked-2", send(fd, out + 120, 80, 0), "%s", "");
+	CASE("cork-off", opt(fd, SOL_UDP, UDP_CORK, 0), "%s", "");
+	report("readable-cork", 0, 0, "yes=%d", readable(fd, 3000));
+	r = recv(fd, buf, sizeof(buf), 0);
+	report("recv-cork", r, errno, "same=%d", r == 200 && !memcmp(buf, out, 200));
+	CASE("recv-cork-after", recv(fd, buf, sizeof(buf), MSG_DONTWAIT), "%s", "");
+
+	fill(out, 1200, 13);
+	CASE("segment-500", opt(fd, SOL_UDP, UDP_SEGMENT, 500), "%s", "");
+	CASE("send-segmented", send(fd, out, 1200, 0), "%s", "");
+	for (i = 0; i < 3; i++) {
+		seg = i < 2 ? 500 : 200;
+		report("readable-segment", 0, 0, "yes=%d", readable(fd, 3000));
+		r = recv(fd, buf, sizeof(buf), 0);
+		report("recv-segment", r, errno, "same=%d",
+		       r == seg && !memcmp(buf, out + 500 * i, seg));
+	}
+	CASE("segment-off", opt(fd, SOL_UDP, UDP_SEGMENT, 0), "%s", "");
+
+	fill(out, 64, 14);
+	CASE("send-bounds-plain", send(fd, out, 64, 0), "%s", "");
+	report("readable-bounds-plain", 0, 0, "yes=%d", readable(fd, 3000));
+	r = recv(fd, buf, sizeof(buf), 0);
+	report("recv-bounds-plain", r, errno, "same=%d", r == 64 && !memcmp(buf, out, 64));
+	close(fd);
+}
+
+/*
  * A blocking receive: the reply arrives while the caller sleeps. Flags a
  * UDP receive ignores must not move it off the ring: a datagram waits for
  * the caller, who asked with MSG_NOSIGNAL (the receive timeout bounds the
@@ -969,6 +1038,7 @@ int main(int argc, char **argv)
 	descriptors();
 	control_messages();
 	edge_triggered();
+	sender_bounds();
 	printf("done\n");
 	return 0;
 }

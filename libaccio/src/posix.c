@@ -100,9 +100,34 @@ int connect(int fd, const struct sockaddr *sa, socklen_t len)
 	return r;
 }
 
+/*
+ * A send with MSG_MORE starts or extends a datagram that the kernel holds
+ * until a send without it, and only the kernel socket can add to it: the
+ * socket leaves its row (unread datagrams go back to the kernel socket)
+ * and stays on the kernel path, so that every part of every datagram goes
+ * the same way (kernel:msg_more).
+ */
+static __attribute__((noinline)) struct conn *more_leaves_row(int fd)
+{
+	struct sock *s = fd_sock_classify(fd);
+
+	if (!s)
+		return NULL;
+	pthread_mutex_lock(&accio_table_lock);
+	if (s->kpath != ACCIO_KPATH_MSG_MORE) {
+		if (s->conn)
+			conn_release(s, 0);
+		s->kpath = ACCIO_KPATH_MSG_MORE;
+		s->tried = 1;
+		stats_attach_kernel(s);
+	}
+	pthread_mutex_unlock(&accio_table_lock);
+	return NULL;
+}
+
 ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
 {
-	struct conn *c = conn_use(fd, 1);
+	struct conn *c = (flags & MSG_MORE) ? more_leaves_row(fd) : conn_use(fd, 1);
 
 	if (!c)
 		return kernel_io(fd, 1, sys_sendmsg(fd, m, flags));
@@ -113,7 +138,7 @@ static __attribute__((noinline)) ssize_t
 sendto_slow(int fd, const void *buf, size_t len, int flags,
 	    const struct sockaddr *to, socklen_t tolen)
 {
-	struct conn *c = conn_use(fd, 1);
+	struct conn *c = (flags & MSG_MORE) ? more_leaves_row(fd) : conn_use(fd, 1);
 
 	if (!c)
 		return kernel_io(fd, 1, syscall(SYS_sendto, fd, buf, len, flags, to, tolen));
@@ -125,7 +150,7 @@ ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 {
 	struct conn *c = conn_fast(fd);
 
-	if (c)
+	if (c && !(flags & MSG_MORE))
 		return conn_send(c, fd, buf, len, flags, to, tolen);
 	return sendto_slow(fd, buf, len, flags, to, tolen);
 }
@@ -235,7 +260,7 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 	const struct timeval *tv = val;
 	struct sock *s;
 
-	if (r < 0 || (level != SOL_SOCKET && level != SOL_IP))
+	if (r < 0 || (level != SOL_SOCKET && level != SOL_IP && level != IPPROTO_UDP))
 		return r;
 	s = fd_sock_classify(fd);
 	if (!s)

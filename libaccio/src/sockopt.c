@@ -24,20 +24,27 @@
  *   IP_RECVTOS, IP_RECVTTL, IP_RECVOPTS, IP_RETOPTS, IP_RECVFRAGSIZE,
  *   IP_CHECKSUM, IP_PASSSEC (the RX record has no such header fields),
  *   SO_RXQ_OVFL (the ring's drop count is not known per datagram),
- *   SO_TIMESTAMPING flags beyond those above, and IP_TOS and IP_TTL values
+ *   SO_TIMESTAMPING flags beyond those above, IP_TOS and IP_TTL values
  *   that make the kernel's IPv4 header differ from the engine's (TOS 0,
- *   TTL 64).
+ *   TTL 64), and the UDP options that make the kernel join or cut the
+ *   datagrams sent (UDP_CORK, UDP_SEGMENT) or take those that arrive
+ *   (UDP_ENCAP: ESP in UDP for the kernel's IPsec).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/net_tstamp.h>
 #include <netinet/ip.h>
+#include <netinet/udp.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "statfile.h"
 
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
 
 /* SO_TIMESTAMPING flags the ring serves (the rest: kernel path) */
 #define TS_RING (SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_RX_SOFTWARE | \
@@ -68,6 +75,9 @@ static const struct {
 	{ SOL_IP, IP_CHECKSUM, ACCIO_KPATH_RECVOPTS },
 	{ SOL_IP, IP_PASSSEC, ACCIO_KPATH_RECVOPTS },
 	{ SOL_SOCKET, SO_RXQ_OVFL, ACCIO_KPATH_RXQ_OVFL },
+	{ IPPROTO_UDP, UDP_CORK, ACCIO_KPATH_UDP_CORK },
+	{ IPPROTO_UDP, UDP_SEGMENT, ACCIO_KPATH_UDP_SEGMENT },
+	{ IPPROTO_UDP, UDP_ENCAP, ACCIO_KPATH_UDP_ENCAP },
 };
 
 /*
@@ -156,7 +166,7 @@ void sock_setopt(struct sock *s, int level, int name)
 	struct conn *c;
 	int resize = 0;
 
-	if (level != SOL_SOCKET && level != SOL_IP)
+	if (level != SOL_SOCKET && level != SOL_IP && level != IPPROTO_UDP)
 		return;
 	pthread_mutex_lock(&accio_table_lock);
 	if (level == SOL_SOCKET && (name == SO_RCVBUF || name == SO_RCVBUFFORCE))

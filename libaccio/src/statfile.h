@@ -12,7 +12,7 @@
 
 #include "accio.h"
 
-#define ACCIO_STATFILE_MAGIC	"ACCIOST2"
+#define ACCIO_STATFILE_MAGIC	"ACCIOST3"
 #define ACCIO_STATFILE_SLOTS	64
 #define ACCIO_STATFILE_DIR	"/run/accio"
 
@@ -30,6 +30,7 @@ enum accio_kpath {
 	ACCIO_KPATH_NOTNIC,	/* bound to an address not on the Accio NIC */
 	ACCIO_KPATH_REFUSED,	/* the kernel refused a row for another reason */
 	ACCIO_KPATH_IO_URING,	/* the process has an io_uring: calls the library cannot see */
+	ACCIO_KPATH_MSG_MORE,	/* it sent with MSG_MORE: the kernel joins the parts */
 	ACCIO_KPATH_FIRST_OPTION,
 	ACCIO_KPATH_RECVTOS = ACCIO_KPATH_FIRST_OPTION,	/* IP_RECVTOS */
 	ACCIO_KPATH_RECVTTL,	/* IP_RECVTTL */
@@ -37,12 +38,15 @@ enum accio_kpath {
 	ACCIO_KPATH_RXQ_OVFL,	/* SO_RXQ_OVFL */
 	ACCIO_KPATH_TSFLAGS,	/* SO_TIMESTAMPING flags the ring cannot give */
 	ACCIO_KPATH_TXHDR,	/* IP_TOS, IP_TTL: another IPv4 header */
+	ACCIO_KPATH_UDP_CORK,	/* UDP_CORK: the kernel joins the sends */
+	ACCIO_KPATH_UDP_SEGMENT,	/* UDP_SEGMENT: the kernel cuts the sends */
+	ACCIO_KPATH_UDP_ENCAP,	/* UDP_ENCAP: the kernel decapsulates what arrives */
 	ACCIO_KPATH_N
 };
 
 #define ACCIO_KPATH_NAMES { "ring", "shared", "fork", "ipv6", "no-row", "not-nic", \
-	"refused", "io_uring", "ip_recvtos", "ip_recvttl", "ip_recvopts", "so_rxq_ovfl", \
-	"so_timestamping", "ip_header" }
+	"refused", "io_uring", "msg_more", "ip_recvtos", "ip_recvttl", "ip_recvopts", \
+	"so_rxq_ovfl", "so_timestamping", "ip_header", "udp_cork", "udp_segment", "udp_encap" }
 
 struct accio_statslot {
 	int32_t fd;		/* a descriptor of the socket; -1: slot free */

@@ -239,8 +239,10 @@ def sockcheck_runs(text):
         runs[name] = "\n".join(l for l in body.splitlines() if not l.startswith("accio:"))
         first, _, desc = body.partition("== descriptors\n")
         desc, _, control = desc.partition("== control\n")
+        control, _, bounds = control.partition("== bounds\n")
         stats[name] = (accio_stats(first), accio_stats(desc), accio_stats(control),
-                       kernel_path_stats(control))
+                       kernel_path_stats(control), accio_stats(bounds),
+                       kernel_path_stats(bounds))
     return runs, stats
 
 
@@ -299,6 +301,13 @@ def test_posix_calls_return_what_linux_returns():
                  "connect-unspec ret=0", "send-after-unspec ret=-1 errno=EDESTADDRREQ",
                  "recvfrom-after-unspec ret=129 errno=- from_peer=1 same=1"):
         assert line in linux, line
+    # datagrams the sender bounds across calls: MSG_MORE and UDP_CORK join
+    # sends into one, UDP_SEGMENT cuts one send into several
+    for line in ("recv-more ret=300 errno=- same=1", "recv-more-after ret=-1 errno=EAGAIN",
+                 "recv-cork ret=200 errno=- same=1", "recv-cork-after ret=-1 errno=EAGAIN",
+                 "recv-segment ret=200 errno=- same=1", "recv-bounds-plain ret=64 errno=- same=1"):
+        assert line in linux, line
+    assert linux.count("recv-segment ret=500 errno=- same=1") == 2, linux
     names = ("ring", "mmio") + (("glibc-ring",) if glibc else ())
     if glibc:
         assert runs["glibc-linux"] == linux
@@ -325,7 +334,7 @@ def test_posix_calls_return_what_linux_returns():
                  "et-wait-2 ret=1 errno=- events=0x1", "et-drain-2 ret=1 errno=- last_errno=EAGAIN"):
         assert line in linux, line
     for name in names:
-        first, desc, control, kernel_path = stats[name]
+        first, desc, control, kernel_path, bounds, bounds_kernel = stats[name]
         # The wildcard sockets' control messages came from the ring: every
         # echo of the IP_PKTINFO and the timestamp sockets went through it
         # (an IP_PKTINFO that names the row's own source stays there).
@@ -342,6 +351,14 @@ def test_posix_calls_return_what_linux_returns():
         assert reasons["ip_recvtos"]["rx_kernel"] == "2", kernel_path
         assert reasons["so_rxq_ovfl"]["rx_kernel"] == "1", kernel_path
         assert reasons["ipv6"]["rx_kernel"] == "1" and reasons["ipv6"]["tx_kernel"] == "1"
+        # MSG_MORE: the socket left its row for the kernel, which joined
+        # the three parts; UDP_CORK and UDP_SEGMENT took the other socket
+        # to the kernel while they were on, and its last round trip, both
+        # off, went through a row again
+        assert [(k["reason"], k["tx_kernel"], k["rx_kernel"]) for k in bounds_kernel] == \
+            [("msg_more", "3", "1")], (name, bounds_kernel)
+        assert len(bounds) >= 3 and bounds[-1]["tx_ring"] + bounds[-1]["tx_mmio"] == 1 and \
+            bounds[-1]["rx_ring"] == 1 and bounds[-1]["tx_kernel"] == 0, (name, bounds)
     for name in names:
         first, desc = stats[name][:2]
         # Both sockets of the first part were accelerated; the connected one
