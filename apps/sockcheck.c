@@ -22,6 +22,7 @@
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -933,6 +934,70 @@ static void sender_bounds(void)
 	close(fd);
 }
 
+/* A receive that blocks until shutdown() ends it (3 s at most). */
+static long blocked_ret;
+static int blocked_errno;
+
+static void *blocked_receive(void *arg)
+{
+	int fd = *(int *)arg;
+	struct timeval tv = { .tv_sec = 3 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	blocked_ret = recv(fd, buf, sizeof(buf), 0);
+	blocked_errno = errno;
+	return NULL;
+}
+
+static int revents(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLOUT | POLLRDHUP };
+
+	poll(&p, 1, 0);
+	return p.revents;
+}
+
+/*
+ * shutdown(): a receiver blocked when the receiving side is shut returns
+ * 0, as does a receive with nothing queued; a datagram queued still comes;
+ * a send after the sending side is shut fails with EPIPE; poll reports
+ * the shut sides. An unconnected socket is shut too, with ENOTCONN.
+ */
+static void shutdowns(void)
+{
+	int fd = udp_socket(), u = udp_socket();
+	pthread_t t;
+	long r;
+
+	printf("== shutdown\n");
+	CASE("shut-connect", connect(fd, (struct sockaddr *)&peer, sizeof(peer)), "%s", "");
+	fill(out, 64, 16);
+	CASE("send-before-shut", send(fd, out, 64, 0), "%s", "");
+	report("readable-before-shut", 0, 0, "yes=%d", readable(fd, 3000));
+	r = recv(fd, buf, sizeof(buf), 0);
+	report("recv-before-shut", r, errno, "same=%d", r == 64 && !memcmp(buf, out, 64));
+	pthread_create(&t, NULL, blocked_receive, &fd);
+	usleep(300000);
+	CASE("shut-rd", shutdown(fd, SHUT_RD), "%s", "");
+	pthread_join(t, NULL);
+	report("shut-rd-wakes-reader", blocked_ret, blocked_errno, "%s", "");
+	report("shut-rd-poll", 0, 0, "revents=%#x", revents(fd));
+	CASE("recv-shut-rd-empty", recv(fd, buf, sizeof(buf), MSG_DONTWAIT), "%s", "");
+	fill(out, 80, 17);
+	CASE("send-shut-rd", send(fd, out, 80, 0), "%s", "");
+	usleep(300000);
+	r = recv(fd, buf, sizeof(buf), 0);
+	report("recv-shut-rd-queued", r, errno, "same=%d", r == 80 && !memcmp(buf, out, 80));
+	CASE("shut-wr", shutdown(fd, SHUT_WR), "%s", "");
+	CASE("send-shut-wr", send(fd, out, 80, MSG_NOSIGNAL), "%s", "");
+	report("shut-rdwr-poll", 0, 0, "revents=%#x", revents(fd));
+	close(fd);
+	CASE("shut-unconnected", shutdown(u, SHUT_RDWR), "%s", "");
+	CASE("sendto-shut-unconnected", sendto(u, out, 8, MSG_NOSIGNAL, (struct sockaddr *)&peer,
+					       sizeof(peer)), "%s", "");
+	close(u);
+}
+
 /*
  * A blocking receive: the reply arrives while the caller sleeps. Flags a
  * UDP receive ignores must not move it off the ring: a datagram waits for
@@ -1039,6 +1104,7 @@ int main(int argc, char **argv)
 	control_messages();
 	edge_triggered();
 	sender_bounds();
+	shutdowns();
 	printf("done\n");
 	return 0;
 }

@@ -902,6 +902,20 @@ static void auto_spin_learn(struct conn *c, uint64_t from)
 }
 
 /*
+ * The kernel socket's receiving side is shut (shutdown(SHUT_RD), perhaps
+ * by a call the library did not see): the row's wait reports the socket
+ * readable though nothing is queued, and a receive that would block
+ * returns 0 at once, as the kernel's does.
+ */
+static int rcv_shut(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+
+	return syscall(SYS_ppoll, &p, 1, &(struct timespec){ 0, 0 }, NULL, 0) == 1 &&
+	       (p.revents & POLLRDHUP);
+}
+
+/*
  * The general receive. wait_now: called by conn_recv() with the RX lock
  * held after it found the ring empty (and spun, where the program asked
  * for it): sleep at once.
@@ -959,6 +973,10 @@ static __attribute__((noinline)) ssize_t recv_general(struct conn *c, struct rx_
 			if (n >= 0 || errno != EAGAIN)
 				goto out;
 			c->kernel_pending = 0;
+			if (!nonblock && rcv_shut(c->sock->fd)) {
+				n = 0;
+				goto out;
+			}
 		}
 		if (nonblock) {
 			/* the engine passed nothing and the ring is empty */

@@ -35,7 +35,8 @@
  */
 static void fork_mark(struct sock *s)
 {
-	if (s->kpath == ACCIO_KPATH_IPV6 || s->kpath >= ACCIO_KPATH_FIRST_OPTION)
+	if (s->kpath == ACCIO_KPATH_IPV6 || s->kpath == ACCIO_KPATH_MSG_MORE ||
+	    s->kpath == ACCIO_KPATH_SHUTDOWN || s->kpath >= ACCIO_KPATH_FIRST_OPTION)
 		return;		/* on the kernel path for its own reasons */
 	s->forked = 1;
 	if (accio_cfg.fork_mode == FORK_RELEASE) {

@@ -101,28 +101,49 @@ int connect(int fd, const struct sockaddr *sa, socklen_t len)
 }
 
 /*
- * A send with MSG_MORE starts or extends a datagram that the kernel holds
- * until a send without it, and only the kernel socket can add to it: the
- * socket leaves its row (unread datagrams go back to the kernel socket)
- * and stays on the kernel path, so that every part of every datagram goes
- * the same way (kernel:msg_more).
+ * The socket leaves its row for good (its unread datagrams go back to the
+ * kernel socket) and stays on the kernel path, for why; an IPv6 socket
+ * keeps its own reason. Returns NULL, the connection its calls now use.
  */
-static __attribute__((noinline)) struct conn *more_leaves_row(int fd)
+static __attribute__((noinline)) struct conn *kernel_for_good(int fd, int why)
 {
 	struct sock *s = fd_sock_classify(fd);
+	int saved = errno;
 
-	if (!s)
+	if (!s || s->kpath == why || s->kpath == ACCIO_KPATH_IPV6)
 		return NULL;
 	pthread_mutex_lock(&accio_table_lock);
-	if (s->kpath != ACCIO_KPATH_MSG_MORE) {
-		if (s->conn)
-			conn_release(s, 0);
-		s->kpath = ACCIO_KPATH_MSG_MORE;
-		s->tried = 1;
-		stats_attach_kernel(s);
-	}
+	if (s->conn)
+		conn_release(s, 0);
+	s->kpath = why;
+	s->tried = 1;
+	stats_attach_kernel(s);
 	pthread_mutex_unlock(&accio_table_lock);
+	errno = saved;
 	return NULL;
+}
+
+/*
+ * A send with MSG_MORE starts or extends a datagram that the kernel holds
+ * until a send without it, and only the kernel socket can add to it, so
+ * every part of every datagram goes that way (kernel:msg_more).
+ */
+#define more_leaves_row(fd) kernel_for_good(fd, ACCIO_KPATH_MSG_MORE)
+
+/*
+ * shutdown(): what a shut side does - a receive returns 0 once nothing is
+ * queued, a send fails with EPIPE - is the kernel socket's, which also
+ * wakes the threads waiting to receive; the socket leaves its row for
+ * good (kernel:shutdown). As on Linux, an unconnected socket is shut
+ * though the call fails with ENOTCONN.
+ */
+int shutdown(int fd, int how)
+{
+	int r = syscall(SYS_shutdown, fd, how);
+
+	if ((r == 0 || errno == ENOTCONN) && how >= SHUT_RD && how <= SHUT_RDWR)
+		kernel_for_good(fd, ACCIO_KPATH_SHUTDOWN);
+	return r;
 }
 
 ssize_t sendmsg(int fd, const struct msghdr *m, int flags)

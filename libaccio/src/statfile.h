@@ -31,6 +31,7 @@ enum accio_kpath {
 	ACCIO_KPATH_REFUSED,	/* the kernel refused a row for another reason */
 	ACCIO_KPATH_IO_URING,	/* the process has an io_uring: calls the library cannot see */
 	ACCIO_KPATH_MSG_MORE,	/* it sent with MSG_MORE: the kernel joins the parts */
+	ACCIO_KPATH_SHUTDOWN,	/* shut down: the kernel says what a shut side does */
 	ACCIO_KPATH_FIRST_OPTION,
 	ACCIO_KPATH_RECVTOS = ACCIO_KPATH_FIRST_OPTION,	/* IP_RECVTOS */
 	ACCIO_KPATH_RECVTTL,	/* IP_RECVTTL */
@@ -45,7 +46,7 @@ enum accio_kpath {
 };
 
 #define ACCIO_KPATH_NAMES { "ring", "shared", "fork", "ipv6", "no-row", "not-nic", \
-	"refused", "io_uring", "msg_more", "ip_recvtos", "ip_recvttl", "ip_recvopts", \
+	"refused", "io_uring", "msg_more", "shutdown", "ip_recvtos", "ip_recvttl", "ip_recvopts", \
 	"so_rxq_ovfl", "so_timestamping", "ip_header", "udp_cork", "udp_segment", "udp_encap" }
 
 struct accio_statslot {

@@ -240,9 +240,10 @@ def sockcheck_runs(text):
         first, _, desc = body.partition("== descriptors\n")
         desc, _, control = desc.partition("== control\n")
         control, _, bounds = control.partition("== bounds\n")
+        bounds, _, shut = bounds.partition("== shutdown\n")
         stats[name] = (accio_stats(first), accio_stats(desc), accio_stats(control),
                        kernel_path_stats(control), accio_stats(bounds),
-                       kernel_path_stats(bounds))
+                       kernel_path_stats(bounds), kernel_path_stats(shut))
     return runs, stats
 
 
@@ -308,6 +309,12 @@ def test_posix_calls_return_what_linux_returns():
                  "recv-segment ret=200 errno=- same=1", "recv-bounds-plain ret=64 errno=- same=1"):
         assert line in linux, line
     assert linux.count("recv-segment ret=500 errno=- same=1") == 2, linux
+    # shutdown: the blocked reader ends, a queued datagram still comes, the
+    # shut sending side refuses, poll shows the shut sides
+    for line in ("shut-rd-wakes-reader ret=0 errno=-", "recv-shut-rd-queued ret=80 errno=- same=1",
+                 "send-shut-wr ret=-1 errno=EPIPE", "shut-rdwr-poll ret=0 errno=- revents=0x2015",
+                 "shut-unconnected ret=-1 errno=ENOTCONN"):
+        assert line in linux, line
     names = ("ring", "mmio") + (("glibc-ring",) if glibc else ())
     if glibc:
         assert runs["glibc-linux"] == linux
@@ -334,7 +341,7 @@ def test_posix_calls_return_what_linux_returns():
                  "et-wait-2 ret=1 errno=- events=0x1", "et-drain-2 ret=1 errno=- last_errno=EAGAIN"):
         assert line in linux, line
     for name in names:
-        first, desc, control, kernel_path, bounds, bounds_kernel = stats[name]
+        first, desc, control, kernel_path, bounds, bounds_kernel, shut_kernel = stats[name]
         # The wildcard sockets' control messages came from the ring: every
         # echo of the IP_PKTINFO and the timestamp sockets went through it
         # (an IP_PKTINFO that names the row's own source stays there).
@@ -359,6 +366,9 @@ def test_posix_calls_return_what_linux_returns():
             [("msg_more", "3", "1")], (name, bounds_kernel)
         assert len(bounds) >= 3 and bounds[-1]["tx_ring"] + bounds[-1]["tx_mmio"] == 1 and \
             bounds[-1]["rx_ring"] == 1 and bounds[-1]["tx_kernel"] == 0, (name, bounds)
+        # shutdown: both sockets left for the kernel's, the connected one
+        # after its round trip through a row
+        assert [k["reason"] for k in shut_kernel] == ["shutdown", "shutdown"], shut_kernel
     for name in names:
         first, desc = stats[name][:2]
         # Both sockets of the first part were accelerated; the connected one

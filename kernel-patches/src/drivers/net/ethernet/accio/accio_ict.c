@@ -888,10 +888,15 @@ static bool accio_tx_room(struct accio_row *row, u32 need)
 	return used <= row->tx_bytes && row->tx_bytes - used >= need;
 }
 
+/* A receive on the socket would not wait: a datagram is queued, or the
+ * receiving side is shut (shutdown(SHUT_RD): it returns 0), as the
+ * socket's own poll says.
+ */
 static bool accio_sock_readable(struct accio_row *row)
 {
 	return !skb_queue_empty_lockless(&row->sk->sk_receive_queue) ||
-	       !skb_queue_empty_lockless(&udp_sk(row->sk)->reader_queue);
+	       !skb_queue_empty_lockless(&udp_sk(row->sk)->reader_queue) ||
+	       (READ_ONCE(row->sk->sk_shutdown) & RCV_SHUTDOWN);
 }
 
 /* Ask the hardware to queue the row on this hart when the side becomes
@@ -1207,6 +1212,11 @@ static __poll_t accio_row_poll(struct file *f, poll_table *pt)
 		accio_row_need(row);
 	if (accio_sock_readable(row))
 		mask |= EPOLLIN | EPOLLRDNORM;
+	/* the socket's shut sides, as datagram_poll() reports them */
+	if (READ_ONCE(row->sk->sk_shutdown) & RCV_SHUTDOWN)
+		mask |= EPOLLRDHUP;
+	if (READ_ONCE(row->sk->sk_shutdown) == SHUTDOWN_MASK)
+		mask |= EPOLLHUP;
 	spin_lock_irqsave(&row->slot_lock, flags);
 	if (accio_rx_ready(row))
 		mask |= EPOLLIN | EPOLLRDNORM;
