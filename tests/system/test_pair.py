@@ -1,5 +1,6 @@
 """Two SoCs, each with its Accio NIC and uncore, joined by one wire (QEMU
 dgram netdevs on 127.0.0.1): the peer is an Accio SoC too."""
+import os
 import re
 
 import pytest
@@ -69,6 +70,35 @@ def test_fragmented_datagrams_of_every_tail_length():
           for line in re.findall(r"^accio: (fd=.*)$", rc.output, re.M)]
     assert len(st) == 3 and sum(x["rx_ring"] + x["rx_kernel"] for x in st) == 62, st
     assert st[0]["rx_ring"] == 8 and st[0]["rx_kernel"] == 17, st
+
+
+GUEST_PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guest")
+
+
+@pytest.mark.skipif(debian_unavailable() is not None, reason=str(debian_unavailable()))
+def test_a_port_unreachable_reaches_the_receiver():
+    """A connected socket sends to a port of the server SoC where nothing
+    listens: the server's ICMP port unreachable makes the next receive
+    fail with ECONNREFUSED, whether it blocks, has a timeout or follows a
+    poll (POLLERR), as on Linux sockets, with the glibc libaccio too
+    (guest/udp_refused.py). The error reaches the kernel socket, beside
+    the row: a receive waiting on the ring did not see it and blocked."""
+    server = "sysctl -qw net.ipv4.icmp_ratelimit=0; sleep 60"
+    run = "python3 /opt/t/udp_refused.py 10.0.3.1 7999"
+    client = (f"echo @@linux@@; {run}; echo @@accio@@; "
+              f"env LD_PRELOAD=/usr/lib/riscv64-linux-gnu/libaccio.so ACCIO_STATS=1 {run} 2>&1;"
+              "echo client_done")
+    rs, rc = accio.run_pair(server, client, add=[(GUEST_PROGS, "/opt/t")],
+                            pkgs=["python3-minimal"], timeout=TIMEOUT, grace=1)
+    assert rc.rc == 0 and "client_done" in rc.output, rc.output + rc.console[-2000:]
+    linux, acc = rc.output.split("@@linux@@")[1].split("@@accio@@")
+    for line in ("refused-blocking ECONNREFUSED", "refused-timeout ECONNREFUSED",
+                 "refused-poll revents=0x8 ECONNREFUSED", "so_error 0"):
+        assert line + "\n" in linux and line + "\n" in acc, (line, linux, acc)
+    # the socket kept its row: its datagrams went out through the ring
+    (st,) = [dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", line))
+             for line in re.findall(r"^accio: (fd=.*)$", acc, re.M)]
+    assert st["tx_ring"] == 3 and st["tx_kernel"] == 0, st
 
 
 def test_a_slower_server_soc():

@@ -888,14 +888,20 @@ static bool accio_tx_room(struct accio_row *row, u32 need)
 	return used <= row->tx_bytes && row->tx_bytes - used >= need;
 }
 
-/* A receive on the socket would not wait: a datagram is queued, or the
- * receiving side is shut (shutdown(SHUT_RD): it returns 0), as the
- * socket's own poll says.
+/* A receive on the socket would not wait: a datagram is queued, an error
+ * is pending (an ICMP port unreachable for a connected socket: the
+ * receive fails with ECONNREFUSED), or the receiving side is shut
+ * (shutdown(SHUT_RD): it returns 0), as the socket's own poll says.
  */
-static bool accio_sock_readable(struct accio_row *row)
+static bool accio_sock_queued(struct accio_row *row)
 {
 	return !skb_queue_empty_lockless(&row->sk->sk_receive_queue) ||
-	       !skb_queue_empty_lockless(&udp_sk(row->sk)->reader_queue) ||
+	       !skb_queue_empty_lockless(&udp_sk(row->sk)->reader_queue);
+}
+
+static bool accio_sock_readable(struct accio_row *row)
+{
+	return accio_sock_queued(row) || READ_ONCE(row->sk->sk_err) ||
 	       (READ_ONCE(row->sk->sk_shutdown) & RCV_SHUTDOWN);
 }
 
@@ -1210,11 +1216,13 @@ static __poll_t accio_row_poll(struct file *f, poll_table *pt)
 	/* as a receiver's wait: a row without work stays with the socket */
 	if (current->mm == row->mm && accio_row_parked(row) < 0)
 		accio_row_need(row);
-	if (accio_sock_readable(row))
+	if (accio_sock_queued(row))
 		mask |= EPOLLIN | EPOLLRDNORM;
-	/* the socket's shut sides, as datagram_poll() reports them */
+	/* its pending error and shut sides, as datagram_poll() reports them */
+	if (READ_ONCE(row->sk->sk_err))
+		mask |= EPOLLERR;
 	if (READ_ONCE(row->sk->sk_shutdown) & RCV_SHUTDOWN)
-		mask |= EPOLLRDHUP;
+		mask |= EPOLLRDHUP | EPOLLIN | EPOLLRDNORM;
 	if (READ_ONCE(row->sk->sk_shutdown) == SHUTDOWN_MASK)
 		mask |= EPOLLHUP;
 	spin_lock_irqsave(&row->slot_lock, flags);
