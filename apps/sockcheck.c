@@ -873,6 +873,24 @@ static void odd_sends(int fd)
 	CASE("send-oob", send(fd, out, 64, MSG_OOB), "%s", "");
 }
 
+/* A datagram to the peer and its echo: lines send-TAG, readable-TAG, recv-TAG. */
+static void round_trip(int fd, const char *tag, int len, int seed)
+{
+	char name[64];
+	long r;
+	int e;
+
+	fill(out, len, seed);
+	snprintf(name, sizeof(name), "send-%s", tag);
+	CASE(name, send(fd, out, len, 0), "%s", "");
+	snprintf(name, sizeof(name), "readable-%s", tag);
+	report(name, 0, 0, "yes=%d", readable(fd, 3000));
+	r = recv(fd, buf, sizeof(buf), 0);
+	e = errno;
+	snprintf(name, sizeof(name), "recv-%s", tag);
+	report(name, r, e, "same=%d", r == len && !memcmp(buf, out, len));
+}
+
 /*
  * Datagrams whose bounds the sender sets across calls: MSG_MORE and
  * UDP_CORK append to one datagram until it is released; UDP_SEGMENT cuts
@@ -899,11 +917,7 @@ static void sender_bounds(void)
 
 	fd = udp_socket();
 	CASE("bounds-connect-2", connect(fd, (struct sockaddr *)&peer, sizeof(peer)), "%s", "");
-	fill(out, 64, 15);
-	CASE("send-before-cork", send(fd, out, 64, 0), "%s", "");
-	report("readable-before-cork", 0, 0, "yes=%d", readable(fd, 3000));
-	r = recv(fd, buf, sizeof(buf), 0);
-	report("recv-before-cork", r, errno, "same=%d", r == 64 && !memcmp(buf, out, 64));
+	round_trip(fd, "before-cork", 64, 15);
 	fill(out, 200, 12);
 	CASE("cork-on", opt(fd, SOL_UDP, UDP_CORK, 1), "%s", "");
 	CASE("send-corked-1", send(fd, out, 120, 0), "%s", "");
@@ -926,11 +940,7 @@ static void sender_bounds(void)
 	}
 	CASE("segment-off", opt(fd, SOL_UDP, UDP_SEGMENT, 0), "%s", "");
 
-	fill(out, 64, 14);
-	CASE("send-bounds-plain", send(fd, out, 64, 0), "%s", "");
-	report("readable-bounds-plain", 0, 0, "yes=%d", readable(fd, 3000));
-	r = recv(fd, buf, sizeof(buf), 0);
-	report("recv-bounds-plain", r, errno, "same=%d", r == 64 && !memcmp(buf, out, 64));
+	round_trip(fd, "bounds-plain", 64, 14);
 	close(fd);
 }
 
@@ -971,11 +981,7 @@ static void shutdowns(void)
 
 	printf("== shutdown\n");
 	CASE("shut-connect", connect(fd, (struct sockaddr *)&peer, sizeof(peer)), "%s", "");
-	fill(out, 64, 16);
-	CASE("send-before-shut", send(fd, out, 64, 0), "%s", "");
-	report("readable-before-shut", 0, 0, "yes=%d", readable(fd, 3000));
-	r = recv(fd, buf, sizeof(buf), 0);
-	report("recv-before-shut", r, errno, "same=%d", r == 64 && !memcmp(buf, out, 64));
+	round_trip(fd, "before-shut", 64, 16);
 	pthread_create(&t, NULL, blocked_receive, &fd);
 	usleep(300000);
 	CASE("shut-rd", shutdown(fd, SHUT_RD), "%s", "");
