@@ -2,6 +2,8 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# programs the tests put into the guest (accio.run(add=...)) at /opt/t
+GUEST_PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guest")
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 

@@ -12,7 +12,7 @@ import time
 import pytest
 
 import accio
-from conftest import debian_unavailable
+from conftest import GUEST_PROGS, debian_unavailable
 
 pytestmark = pytest.mark.skipif(debian_unavailable() is not None,
                                 reason=str(debian_unavailable()))
@@ -358,9 +358,6 @@ def test_dns_ntp_and_tftp_servers_under_the_glibc_libaccio(tmp_path):
     kids = [x for x in accio_stats(tftpd) if x["tx_pkts"] >= 137]
     assert len(kids) >= 3 and all(x["rx_ring"] >= 137 and x["tx_ring"] >= 137
                                   for x in kids), tftpd
-
-
-GUEST_PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guest")
 
 
 def test_node_and_python_event_loops_under_the_glibc_libaccio():

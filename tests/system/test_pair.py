@@ -1,12 +1,11 @@
 """Two SoCs, each with its Accio NIC and uncore, joined by one wire (QEMU
 dgram netdevs on 127.0.0.1): the peer is an Accio SoC too."""
-import os
 import re
 
 import pytest
 
 import accio
-from conftest import debian_unavailable, verbs_unavailable
+from conftest import GUEST_PROGS, debian_unavailable, verbs_unavailable
 
 TIMEOUT = 400
 PRELOAD = "LD_PRELOAD=/usr/lib/libaccio.so ACCIO_STATS=1"
@@ -70,9 +69,6 @@ def test_fragmented_datagrams_of_every_tail_length():
           for line in re.findall(r"^accio: (fd=.*)$", rc.output, re.M)]
     assert len(st) == 3 and sum(x["rx_ring"] + x["rx_kernel"] for x in st) == 62, st
     assert st[0]["rx_ring"] == 8 and st[0]["rx_kernel"] == 17, st
-
-
-GUEST_PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guest")
 
 
 @pytest.mark.skipif(debian_unavailable() is not None, reason=str(debian_unavailable()))
