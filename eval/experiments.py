@@ -673,7 +673,9 @@ def exp_timing(run, quick):
     rows = run.map(latency_at, drams)
     res["rows"] = [x for part in rows for x in part]
     # where the cycles go: the breakdown in the timing mode
-    bcount = 20 if quick else 300
+    # 100 in the quick run too: over 20, a cold start's misses dominate
+    # Accio's short round trip (its CPI then rises above Linux's)
+    bcount = 100 if quick else 300
     bmodes = "linux,accio" if quick else "linux,busypoll,accio,spin" + (
         ",dpdk" if pmd_available() else "")
     progress(f"timing: breakdown in cycles, {bcount} round trips per mode")
