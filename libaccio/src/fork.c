@@ -10,7 +10,7 @@
  * else. Sending does not take the row, so a process that only sends never
  * starves one that receives. The other processes reach the socket through
  * the kernel, which gives them what the engine does not take (nothing
- * while the row exists), and try for the row again at most every 100 ms
+ * while the row exists), and try for the row again at most every 10 ms
  * while they receive: when its owner exits or closes the socket, the next
  * receiver takes it over. `accio stat` shows them as "shared".
  * ACCIO_FORK=release: both processes use the socket through the kernel

@@ -188,7 +188,13 @@ static int kpath_of_errno(int e)
 	}
 }
 
-#define SHARED_RETRY_US 100000
+/*
+ * A socket another process holds the row of (a child forked a moment ago,
+ * still exiting or exec'ing) asks again this often: a failed SIOCACCIO is
+ * a few microseconds, and a server that forks helpers gets its row back
+ * soon after each one lets the socket go.
+ */
+#define SHARED_RETRY_US 10000
 
 /*
  * Policy-driven acceleration, tried once per socket. may_bind: a send may
