@@ -97,6 +97,43 @@ def test_a_port_unreachable_reaches_the_receiver():
     assert st["tx_ring"] == 3 and st["tx_kernel"] == 0, st
 
 
+def test_a_new_mac_of_the_next_hop_reaches_the_rows():
+    """The server SoC changes its NIC's MAC address in the middle of a run
+    and announces it (arp_notify: a gratuitous ARP when its link comes up
+    again). The client's accelerated socket keeps its row throughout; the
+    engine writes the next hop's MAC into every frame it sends for the row,
+    so the row must follow the client kernel's neighbour table as Linux's
+    own sends do. Before it did, every request after the change went to
+    the old address, which the server's NIC filters out: thousands lost,
+    silently. Now only those sent while the server's link was down are."""
+    new_mac = "52:54:00:ac:c2:99"
+    server = (
+        "echo 1 > /proc/sys/net/ipv4/conf/eth0/arp_notify; udp_echo -p 7000 &"
+        # the change comes once the client's run is well under way (and
+        # past the second in which an ARP entry may not change again)
+        "for i in $(seq 600); do [ $(awk '/^Udp: [0-9]/ {print $2}' /proc/net/snmp) -ge 2000 ]"
+        " && break; sleep 0.05; done; sleep 2;"
+        f"ip link set eth0 down; ip link set eth0 address {new_mac}; ip link set eth0 up;"
+        "echo changed; wait")
+    client = (
+        "for i in $(seq 100); do udp_pingpong -s 10.0.3.1 -p 7000 -n 1 -t 100 -q >/dev/null 2>&1"
+        " && break; done;"
+        f"{PRELOAD} udp_pingpong -s 10.0.3.1 -p 7000 -n 20000 -t 2 -H -q 2>&1"
+        " | grep -E '^size=|^lost=|^accio: fd';"
+        "ip neigh show 10.0.3.1 dev eth0; echo client_done")
+    rs, rc = accio.run_pair(server, client, timeout=TIMEOUT, grace=1)
+    assert rc.rc == 0 and "client_done" in rc.output, rc.output + rc.console[-2000:]
+    assert "changed" in rs.output, rs.output + rs.console[-2000:]
+    assert new_mac in rc.output, rc.output          # the client's kernel learned it
+    (st,) = [dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", line))
+             for line in re.findall(r"^accio: (fd=.*)$", rc.output, re.M)]
+    # every request through the ring, the replies too; a few lost while
+    # the link was down, none for want of the new address
+    assert st["tx_kernel"] == 0 and st["tx_ring"] + st["tx_mmio"] >= 20000, st
+    assert " bad=0\n" in rc.output, rc.output
+    assert int(re.search(r"^lost=(\d+)$", rc.output, re.M).group(1)) < 200, rc.output
+
+
 def test_a_slower_server_soc():
     """udp_echo -d adds busy work per request on the server SoC (timed on
     the time CSR): the client's round trip grows by about that much. The

@@ -66,6 +66,7 @@
 #include <linux/udp.h>
 #include <net/arp.h>
 #include <net/inet_sock.h>
+#include <net/netevent.h>
 #include <net/route.h>
 #include <net/sock.h>
 #include <net/udp.h>
@@ -496,13 +497,83 @@ static int accio_row_route(struct accio_row *row, __be32 daddr)
 	if (!row->have_nexthop) {
 		row_set(row, ACCIO_UNCORE_ROW_DST_MAC, mac_to_reg(mac));
 		row->nexthop = nh;
-		row->have_nexthop = true;
+		/* accio_neigh_work_fn() reads the next hop without row->lock */
+		smp_store_release(&row->have_nexthop, true);
 	} else if (row->nexthop != nh) {
 		err = -EXDEV;
 	}
 	mutex_unlock(&row->lock);
 	return err;
 }
+
+/* The engine writes a row's DST_MAC into every frame it sends for the row,
+ * so the rows follow the neighbour table as Linux's own output does: when
+ * the MAC of a next hop on the Accio NIC changes (a gratuitous ARP, an ARP
+ * reply, ip neigh replace), every row whose next hop it is takes the new
+ * one. Neighbour events come in atomic context; the rows are walked from a
+ * work item, one at a time, each reading the neighbour as it is then.
+ */
+struct accio_neigh_work {
+	struct work_struct work;
+	struct neighbour *n;
+};
+
+static DEFINE_MUTEX(accio_neigh_mutex);
+
+static void accio_neigh_work_fn(struct work_struct *work)
+{
+	struct accio_neigh_work *w = container_of(work, struct accio_neigh_work,
+						  work);
+	/* the table as probe published it */
+	struct accio_ict *ict = smp_load_acquire(&accio_ict);
+	struct neighbour *n = w->n;
+	__be32 ip = *(__be32 *)n->primary_key;
+	struct accio_row *row;
+	u8 mac[ETH_ALEN];
+	u64 reg;
+
+	mutex_lock(&accio_neigh_mutex);
+	if (ict && (READ_ONCE(n->nud_state) & NUD_VALID)) {
+		neigh_ha_snapshot(mac, n, n->dev);
+		reg = mac_to_reg(mac);
+		spin_lock(&ict->lock);
+		list_for_each_entry(row, &ict->conns, node)
+			/* the next hop as accio_row_route() released it */
+			if (smp_load_acquire(&row->have_nexthop) &&
+			    row->nexthop == ip &&
+			    row->sk && net_eq(sock_net(row->sk), dev_net(n->dev)))
+				row_set(row, ACCIO_UNCORE_ROW_DST_MAC, reg);
+		spin_unlock(&ict->lock);
+	}
+	mutex_unlock(&accio_neigh_mutex);
+	neigh_release(n);
+	kfree(w);
+}
+
+static int accio_netevent(struct notifier_block *nb, unsigned long event,
+			  void *ptr)
+{
+	struct neighbour *n = ptr;
+	struct accio_neigh_work *w;
+
+	if (event != NETEVENT_NEIGH_UPDATE || n->tbl != &arp_tbl ||
+	    !accio_is_nic(n->dev))
+		return NOTIFY_DONE;
+	w = kmalloc(sizeof(*w), GFP_ATOMIC);
+	if (!w) {
+		pr_warn_ratelimited(DRV_NAME ": a neighbour update was lost\n");
+		return NOTIFY_DONE;
+	}
+	neigh_hold(n);
+	w->n = n;
+	INIT_WORK(&w->work, accio_neigh_work_fn);
+	schedule_work(&w->work);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block accio_netevent_nb = {
+	.notifier_call = accio_netevent,
+};
 
 /* ---- rows: a cache of connections -------------------------------------- */
 
@@ -2420,6 +2491,9 @@ static int accio_ict_probe(struct platform_device *pdev)
 	writeq(ACCIO_UNCORE_CTRL_ENABLE_MASK, ict->base + ACCIO_UNCORE_CTRL);
 	/* the hooks see a fully set up table, or none */
 	smp_store_release(&accio_ict, ict);
+	err = register_netevent_notifier(&accio_netevent_nb);
+	if (err)
+		dev_warn(dev, "no neighbour updates for rows: %d\n", err);
 	dev_info(dev, "%u rows, %u harts, owners by %s\n", ict->nrows,
 		 ict->nharts, ict->ctx ? "context registers" : "satp ASID");
 	return 0;
