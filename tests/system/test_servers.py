@@ -107,6 +107,40 @@ def test_debian_servers_in_their_default_setup_accelerated():
     assert rsys and sum(int(r["RX_RING"]) for r in rsys) >= N_LOG, stat
 
 
+@pytest.mark.skipif(debian_unavailable() is not None, reason=str(debian_unavailable()))
+def test_netperf_udp_tests_both_sides_accelerated():
+    """netperf against netserver (Debian's netperf), both preloaded: a TCP
+    control connection (the kernel's) sets up each test, netserver forks a
+    child that opens the UDP data socket, and the test's length is kept by
+    an alarm whose signal ends netperf's loop. UDP_RR and UDP_STREAM
+    complete with their results, the client's data socket moves every
+    datagram through its row, and so does netserver's child (sampled with
+    accio stat while it runs)."""
+    server = (f"{GLIBC} netserver -D -4 > /tmp/netserver.log 2>&1 & accio stat | head -1;"
+              "while :; do accio stat | grep -w netserver; sleep 0.1; done")
+    client = (f"for t in UDP_RR UDP_STREAM; do echo @@$t@@; {GLIBC} netperf -H 10.0.3.1"
+              " -t $t -l 1 -- -r 64 -m 1024 2>&1; echo rc=$?; done")
+    rs, rc = accio.run_pair(server, client, timeout=TIMEOUT, grace=1, pkgs=("netperf",))
+    assert rc.rc == 0, rc.output + rc.console[-2000:]
+    rr, stream = rc.output.split("@@UDP_RR@@")[1].split("@@UDP_STREAM@@")
+    # UDP_RR: "send recv req resp elapsed rate" of the local socket sizes
+    m = re.search(r"^\d+ +\d+ +64 +64 +[\d.]+ +([\d.]+) *$", rr, re.M)
+    assert "rc=0" in rr and m and float(m.group(1)) > 100, rr
+    (st,) = accio_stats(rr)
+    assert st["rx_ring"] == st["rx_pkts"] >= float(m.group(1)) / 2, st
+    assert st["tx_kernel"] == 0 and st["rx_kernel"] == 0, st
+    # UDP_STREAM: messages sent (okay, no errors), then what netserver received
+    sent = re.search(r"^\d+ +1024 +[\d.]+ +(\d+) +0 +[\d.]+ *$", stream, re.M)
+    got = re.search(r"^\d+ +[\d.]+ +(\d+) +[\d.]+ *$", stream, re.M)
+    assert "rc=0" in stream and sent and got, stream
+    assert 0 < int(got.group(1)) <= int(sent.group(1)), stream
+    (st,) = accio_stats(stream)
+    assert st["tx_ring"] + st["tx_mmio"] >= int(sent.group(1)) and st["tx_kernel"] == 0, st
+    # netserver's children: a data socket on a row, datagrams through its rings
+    rows = [r for r in stat_rows(rs.output, "netserver") if r["PATH"] == "ring"]
+    assert rows and max(int(r["RX_RING"]) for r in rows) > 0, rs.output[-3000:]
+
+
 def test_fork_models_of_servers_keep_their_rows():
     """A prefork server (the parent binds, a forked child serves, the parent
     waits) serves through a row of the child's; socat's process per
