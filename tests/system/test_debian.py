@@ -79,14 +79,19 @@ def test_add_host_files_and_an_extra_package(tmp_path):
     (tree / "sub" / "secret").write_text("s3cret\n")
     os.chmod(tree / "sub" / "secret", 0o600)
     os.symlink("hello", tree / "hi")
+    # a file under /tmp, which the guest mounts a tmpfs on, is there too
+    (tmp_path / "conf").write_text("in-tmp\n")
     r = accio.run("/opt/t/hello; /opt/t/hi; stat -c '%a %n' /opt/t/sub/secret /opt/t/hello;"
-                  "cat /opt/t/sub/secret; readlink /opt/t/hi; iperf3 --version | head -1",
-                  add=[(str(tree), "/opt/t")], pkgs=["iperf3"], timeout=TIMEOUT)
+                  "cat /opt/t/sub/secret; readlink /opt/t/hi; iperf3 --version | head -1;"
+                  "cat /tmp/x/conf; grep -c ' /tmp tmpfs ' /proc/mounts",
+                  add=[(str(tree), "/opt/t"), (str(tmp_path / "conf"), "/tmp/x/conf")],
+                  pkgs=["iperf3"], timeout=TIMEOUT)
     assert r.rc == 0, r.output + r.console[-2000:]
     assert r.output.count("glibc=2.") == 2, r.output
     assert "600 /opt/t/sub/secret" in r.output and "755 /opt/t/hello" in r.output, r.output
     assert "s3cret" in r.output and "\nhello\n" in r.output
     assert re.search(r"^iperf 3\.\d+", r.output, re.M), r.output
+    assert "in-tmp\n1\n" in r.output, r.output
 
 
 def test_bad_add_and_pkg_are_refused_with_a_clear_message(tmp_path):
