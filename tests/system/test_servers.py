@@ -127,7 +127,9 @@ def test_netperf_udp_tests_both_sides_accelerated():
     m = re.search(r"^\d+ +\d+ +64 +64 +[\d.]+ +([\d.]+) *$", rr, re.M)
     assert "rc=0" in rr and m and float(m.group(1)) > 100, rr
     (st,) = accio_stats(rr)
-    assert st["rx_ring"] == st["rx_pkts"] >= float(m.group(1)) / 2, st
+    # the alarm may end the test with one reply still in the ring, unread
+    assert st["rx_pkts"] - 1 <= st["rx_ring"] <= st["rx_pkts"], st
+    assert st["rx_ring"] >= float(m.group(1)) / 2, st
     assert st["tx_kernel"] == 0 and st["rx_kernel"] == 0, st
     # UDP_STREAM: messages sent (okay, no errors), then what netserver received
     sent = re.search(r"^\d+ +1024 +[\d.]+ +(\d+) +0 +[\d.]+ *$", stream, re.M)
@@ -137,7 +139,9 @@ def test_netperf_udp_tests_both_sides_accelerated():
     (st,) = accio_stats(stream)
     assert st["tx_ring"] + st["tx_mmio"] >= int(sent.group(1)) and st["tx_kernel"] == 0, st
     # netserver's children: a data socket on a row, datagrams through its rings
-    rows = [r for r in stat_rows(rs.output, "netserver") if r["PATH"] == "ring"]
+    # (a sample taken while the child ends shows its counters as "-")
+    rows = [r for r in stat_rows(rs.output, "netserver")
+            if r["PATH"] == "ring" and r["RX_RING"].isdigit()]
     assert rows and max(int(r["RX_RING"]) for r in rows) > 0, rs.output[-3000:]
 
 
