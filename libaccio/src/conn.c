@@ -136,24 +136,33 @@ void stats_fill(struct conn *c, struct accio_stats *st)
 }
 
 /*
- * The interface index of the local address ip (network order), as
- * IP_PKTINFO reports it; 0 if no interface has it.
+ * The interface of the local address ip (network order): its index, as
+ * IP_PKTINFO reports it (0 if no interface has ip), and the largest UDP
+ * payload one IPv4 frame of it carries, its MTU less 28 bytes of headers,
+ * at most the engine's ACCIO_MAX_PAYLOAD (that, where the MTU is unknown).
  */
-static int ifindex_of(int fd, uint32_t ip)
+static int ifindex_of(int fd, uint32_t ip, uint32_t *max_payload)
 {
 	struct ifreq ifr[16];
 	struct ifconf ifc = { .ifc_len = sizeof(ifr), .ifc_req = ifr };
 	int i, n;
 
+	*max_payload = ACCIO_MAX_PAYLOAD;
 	if (syscall(SYS_ioctl, fd, SIOCGIFCONF, &ifc) < 0)
 		return 0;
 	n = ifc.ifc_len / sizeof(ifr[0]);
 	for (i = 0; i < n; i++) {
 		struct sockaddr_in *sa = (struct sockaddr_in *)&ifr[i].ifr_addr;
+		struct ifreq q = ifr[i];
 
-		if (sa->sin_family == AF_INET && sa->sin_addr.s_addr == ip &&
-		    syscall(SYS_ioctl, fd, SIOCGIFINDEX, &ifr[i]) == 0)
+		if (sa->sin_family != AF_INET || sa->sin_addr.s_addr != ip)
+			continue;
+		if (syscall(SYS_ioctl, fd, SIOCGIFMTU, &q) == 0 && q.ifr_mtu >= 68 &&
+		    (uint32_t)q.ifr_mtu - 28 < ACCIO_MAX_PAYLOAD)
+			*max_payload = q.ifr_mtu - 28;
+		if (syscall(SYS_ioctl, fd, SIOCGIFINDEX, &ifr[i]) == 0)
 			return ifr[i].ifr_ifindex;
+		return 0;
 	}
 	return 0;
 }
@@ -207,7 +216,7 @@ int conn_create(struct sock *s)
 		return -1;
 	}
 	c->sock = s;
-	c->ifindex = ifindex_of(s->fd, c->r.local_ip);
+	c->ifindex = ifindex_of(s->fd, c->r.local_ip, &c->max_payload);
 	c->row_bits = s->row_bits;
 	c->st = &c->own_st;
 	c->slot = -1;
@@ -1366,7 +1375,7 @@ ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 	for (i = 0; i < (int)m->msg_iovlen; i++)
 		len += m->msg_iov[i].iov_len;
 	if (flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL) ||
-	    (m->msg_controllen && !tx_cmsgs_ok(c, m)) || len > ACCIO_MAX_PAYLOAD)
+	    (m->msg_controllen && !tx_cmsgs_ok(c, m)) || len > c->max_payload)
 		return kernel_send(c, fd, m, flags);
 	if (bad_iov(m->msg_iov, m->msg_iovlen)) {
 		errno = EFAULT;
@@ -1454,7 +1463,7 @@ ssize_t conn_send(struct conn *c, int fd, const void *buf, size_t len, int flags
 	int free = 0;
 
 	if ((flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL)) || to || !c->r.remote_ip ||
-	    len > ACCIO_MAX_PAYLOAD || (int)len <= accio_cfg.mmio_max ||
+	    len > c->max_payload || (int)len <= accio_cfg.mmio_max ||
 	    ((uintptr_t)buf & 7) || (len && (uintptr_t)buf < 4096) ||
 	    !__atomic_compare_exchange_n(&c->tx_lock.v, &free, 1, 0,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))

@@ -101,6 +101,7 @@ struct conn {
 	uint64_t rx_rptr, tx_wptr, win_next;
 	uint64_t tx_rptr_seen;	/* TX_RPTR when last read: the engine is at least there */
 	int ifindex;		/* the interface of lip, 0: unknown */
+	uint32_t max_payload;	/* larger datagrams take the kernel (MTU) */
 	int row_bits;		/* the socket's ROW_* when the row was made */
 	int kernel_pending;	/* the kernel socket may hold datagrams */
 	int backlog;		/* those came before the row: read them first */

@@ -21,7 +21,7 @@ void *accio_zc_alloc(int fd, size_t len)
 		errno = EBADF;
 		return NULL;
 	}
-	if (len > ACCIO_MAX_PAYLOAD) {
+	if (len > c->max_payload) {
 		errno = EMSGSIZE;
 		return NULL;
 	}

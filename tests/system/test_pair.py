@@ -1,11 +1,16 @@
 """Two SoCs, each with its Accio NIC and uncore, joined by one wire (QEMU
 dgram netdevs on 127.0.0.1): the peer is an Accio SoC too."""
+import os
 import re
+import sys
 
 import pytest
 
 import accio
-from conftest import GUEST_PROGS, debian_unavailable, verbs_unavailable
+from conftest import GUEST_PROGS, ROOT, debian_unavailable, verbs_unavailable
+
+sys.path.insert(0, os.path.join(ROOT, "eval"))
+import wirecap  # noqa: E402
 
 TIMEOUT = 400
 PRELOAD = "LD_PRELOAD=/usr/lib/libaccio.so ACCIO_STATS=1"
@@ -69,6 +74,35 @@ def test_fragmented_datagrams_of_every_tail_length():
           for line in re.findall(r"^accio: (fd=.*)$", rc.output, re.M)]
     assert len(st) == 3 and sum(x["rx_ring"] + x["rx_kernel"] for x in st) == 62, st
     assert st[0]["rx_ring"] == 8 and st[0]["rx_kernel"] == 17, st
+
+
+def test_rows_keep_to_a_small_mtu(tmp_path):
+    """Both SoCs' NICs at MTU 1000: one frame carries at most 972 bytes of
+    UDP payload. An accelerated client sends datagrams of 960..984 bytes to
+    a Linux echo server: those that fit go through its ring, the longer
+    ones through the kernel, which fragments them as it does for a Linux
+    socket. No frame on the client's wire is longer than the MTU allows;
+    before, the ring sent every datagram up to 1,472 bytes in one frame,
+    whatever the interface's MTU (an MTU-enforcing peer would drop them)."""
+    server = "ip link set eth0 mtu 1000; udp_echo -p 7000"
+    client = (f"ip link set eth0 mtu 1000; {PRELOAD} udp_echo_client -s 10.0.3.1 -p 7000 "
+              "-n 25 -m 960 -M 984 -t 2000 -r 1 -q 2>&1; echo client_done")
+    rs, rc = accio.run_pair(server, client, timeout=TIMEOUT, pcap_dir=str(tmp_path))
+    assert rc.rc == 0 and "client_done" in rc.output, rc.output + rc.console[-2000:]
+    assert "ok=25\n" in rc.output and "bad=0\n" in rc.output and "lost=0\n" in rc.output, \
+        rc.output
+    (st,) = [dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", line))
+             for line in re.findall(r"^accio: (fd=.*)$", rc.output, re.M)]
+    # 960..972 through the ring both ways, 973..984 through the kernel
+    assert st["tx_ring"] == 13 and st["tx_kernel"] == 12, st
+    assert st["rx_ring"] == 13 and st["rx_kernel"] == 12, st
+    frames = [f for _, f, n in wirecap.read_pcap(str(tmp_path / "client.pcap"))
+              if f[6:12] == bytes.fromhex("525400acc102") and f[12:14] == b"\x08\x00"]
+    sizes = sorted(len(f) for f in frames)
+    assert sizes and sizes[-1] <= 14 + 1000, sizes[-8:]
+    # 13 whole datagrams (ARP aside) and 12 in two fragments each
+    first = [f for f in frames if f[20:22] == b"\x20\x00"]
+    assert len(first) == 12 and len(frames) == 13 + 2 * 12, (len(first), len(frames))
 
 
 @pytest.mark.skipif(debian_unavailable() is not None, reason=str(debian_unavailable()))
