@@ -636,9 +636,9 @@ static void control_messages(void)
 	close(fd);
 
 	/*
-	 * What the RX record does not carry: such a socket is served by the
-	 * kernel, so the answers are the kernel's (the header's TOS and TTL,
-	 * the drop count).
+	 * The IPv4 header's TOS and TTL, which the RX record carries; then
+	 * what it does not carry (the drop count): such a socket is served by
+	 * the kernel, so the answers are the kernel's.
 	 */
 	fd = wild_socket();
 	CASE("cm-recvtos-on", opt(fd, SOL_IP, IP_RECVTOS, 1), "%s", "");

@@ -24,7 +24,15 @@ object Contract {
   val RX_REC_SIP_SIZE: Int = 4
   val RX_REC_TSTAMP: Int = 8
   val RX_REC_TSTAMP_SIZE: Int = 8
-  val RX_HDR: Int = 16
+  val RX_REC_TOS: Int = 16
+  val RX_REC_TOS_SIZE: Int = 1
+  val RX_REC_TTL: Int = 17
+  val RX_REC_TTL_SIZE: Int = 1
+  val RX_REC_RSVD: Int = 18
+  val RX_REC_RSVD_SIZE: Int = 2
+  val RX_REC_DIP: Int = 20
+  val RX_REC_DIP_SIZE: Int = 4
+  val RX_HDR: Int = 24
   // TX ring record and MMIO transmit message (accio_tx_rec)
   val TX_REC_LEN: Int = 0
   val TX_REC_LEN_SIZE: Int = 2

@@ -146,6 +146,8 @@ object Uncore {
     val STATE_GROUP: (Int, Int) = (7, 1)
     val STATE_PRIO: (Int, Int) = (8, 8)
     val STATE_HART: (Int, Int) = (16, 8)
+    val STATE_TOS: (Int, Int) = (24, 8)
+    val STATE_TTL: (Int, Int) = (32, 8)
     val LOCAL: Int = 0x008
     val LOCAL_IP: (Int, Int) = (0, 32)
     val LOCAL_PORT: (Int, Int) = (32, 16)

@@ -67,7 +67,23 @@ enum accio_event {
 /* TSTAMP: Hardware time of the frame's arrival, in ns. */
 #define ACCIO_RX_REC_TSTAMP 8
 #define ACCIO_RX_REC_TSTAMP_SIZE 8
-#define ACCIO_RX_HDR 16
+/* TOS: The IPv4 header's TOS byte (DSCP and ECN), as received. */
+#define ACCIO_RX_REC_TOS 16
+#define ACCIO_RX_REC_TOS_SIZE 1
+/* TTL: The IPv4 header's TTL, as received. */
+#define ACCIO_RX_REC_TTL 17
+#define ACCIO_RX_REC_TTL_SIZE 1
+/* RSVD: Reserved: 0. */
+#define ACCIO_RX_REC_RSVD 18
+#define ACCIO_RX_REC_RSVD_SIZE 2
+/*
+ * DIP: IPv4 destination address (host order): the row's local address, or
+ * for a row bound to any address (LOCAL.IP 0) the address the datagram was
+ * sent to.
+ */
+#define ACCIO_RX_REC_DIP 20
+#define ACCIO_RX_REC_DIP_SIZE 4
+#define ACCIO_RX_HDR 24
 
 /* TX ring record and MMIO transmit message (accio_tx_rec) */
 /* LEN: UDP payload length in bytes, at most the uncore's accio_max_payload. */

@@ -25,8 +25,16 @@ RX_REC_SIP = 4
 RX_REC_SIP_SIZE = 4
 RX_REC_TSTAMP = 8
 RX_REC_TSTAMP_SIZE = 8
-RX_HDR = 16
-RX_REC = {"LEN": (0, 2), "SPORT": (2, 2), "SIP": (4, 4), "TSTAMP": (8, 8)}
+RX_REC_TOS = 16
+RX_REC_TOS_SIZE = 1
+RX_REC_TTL = 17
+RX_REC_TTL_SIZE = 1
+RX_REC_RSVD = 18
+RX_REC_RSVD_SIZE = 2
+RX_REC_DIP = 20
+RX_REC_DIP_SIZE = 4
+RX_HDR = 24
+RX_REC = {"LEN": (0, 2), "SPORT": (2, 2), "SIP": (4, 4), "TSTAMP": (8, 8), "TOS": (16, 1), "TTL": (17, 1), "RSVD": (18, 2), "DIP": (20, 4)}
 
 # TX ring record and MMIO transmit message (accio_tx_rec)
 TX_REC_LEN = 0

@@ -584,6 +584,14 @@ typedef struct __attribute__ ((__packed__)) {
 #define ACCIO_ICT_ROW__STATE__HART_bp 16
 #define ACCIO_ICT_ROW__STATE__HART_bw 8
 #define ACCIO_ICT_ROW__STATE__HART_reset 0x0
+#define ACCIO_ICT_ROW__STATE__TOS_bm 0xff000000
+#define ACCIO_ICT_ROW__STATE__TOS_bp 24
+#define ACCIO_ICT_ROW__STATE__TOS_bw 8
+#define ACCIO_ICT_ROW__STATE__TOS_reset 0x0
+#define ACCIO_ICT_ROW__STATE__TTL_bm 0xff00000000
+#define ACCIO_ICT_ROW__STATE__TTL_bp 32
+#define ACCIO_ICT_ROW__STATE__TTL_bw 8
+#define ACCIO_ICT_ROW__STATE__TTL_reset 0x0
 
 // reg - accio_ict_row::LOCAL
 #define ACCIO_ICT_ROW__LOCAL__IP_bm 0xffffffff

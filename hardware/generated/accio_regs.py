@@ -70,7 +70,7 @@ UNCORE_ARRAYS = {
         "WAKE_COUNT": (0x028, {"VALUE": (0, 64, 0x0)}),
     }),
     "ROW": (0x1000, 0x1000, 64, {
-        "STATE": (0x000, {"ENABLED": (0, 1, 0x0), "ACCEL": (1, 1, 0x0), "RX_SUSP": (2, 1, 0x0), "TX_SUSP": (3, 1, 0x0), "INTR": (4, 1, 0x0), "ROCE": (5, 1, 0x0), "NO_DF": (6, 1, 0x0), "GROUP": (7, 1, 0x0), "PRIO": (8, 8, 0x0), "HART": (16, 8, 0x0)}),
+        "STATE": (0x000, {"ENABLED": (0, 1, 0x0), "ACCEL": (1, 1, 0x0), "RX_SUSP": (2, 1, 0x0), "TX_SUSP": (3, 1, 0x0), "INTR": (4, 1, 0x0), "ROCE": (5, 1, 0x0), "NO_DF": (6, 1, 0x0), "GROUP": (7, 1, 0x0), "PRIO": (8, 8, 0x0), "HART": (16, 8, 0x0), "TOS": (24, 8, 0x0), "TTL": (32, 8, 0x0)}),
         "LOCAL": (0x008, {"IP": (0, 32, 0x0), "PORT": (32, 16, 0x0), "PROTO": (48, 8, 0x11)}),
         "REMOTE": (0x010, {"IP": (0, 32, 0x0), "PORT": (32, 16, 0x0)}),
         "OWNER_ASID": (0x018, {"ASID": (0, 16, 0x0)}),

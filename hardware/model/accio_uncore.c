@@ -364,7 +364,7 @@ static int match_row(struct accio_uncore *u, uint32_t lip, uint16_t lport,
 	return members[(h * n) >> 16];
 }
 
-static void deliver(struct accio_uncore *u, unsigned int row, uint32_t sip,
+static void deliver(struct accio_uncore *u, unsigned int row, const uint8_t *ip,
 		    uint16_t sport, const uint8_t *payload, size_t len)
 {
 	uint64_t base = *rreg(u, row, ACCIO_UNCORE_ROW_RX_BASE);
@@ -385,8 +385,11 @@ static void deliver(struct accio_uncore *u, unsigned int row, uint32_t sip,
 	}
 	put_le(hdr + ACCIO_RX_REC_LEN, len, ACCIO_RX_REC_LEN_SIZE);
 	put_le(hdr + ACCIO_RX_REC_SPORT, sport, ACCIO_RX_REC_SPORT_SIZE);
-	put_le(hdr + ACCIO_RX_REC_SIP, sip, ACCIO_RX_REC_SIP_SIZE);
+	put_le(hdr + ACCIO_RX_REC_SIP, get32(ip + 12), ACCIO_RX_REC_SIP_SIZE);
 	put_le(hdr + ACCIO_RX_REC_TSTAMP, ts, ACCIO_RX_REC_TSTAMP_SIZE);
+	put_le(hdr + ACCIO_RX_REC_TOS, ip[1], ACCIO_RX_REC_TOS_SIZE);
+	put_le(hdr + ACCIO_RX_REC_TTL, ip[8], ACCIO_RX_REC_TTL_SIZE);
+	put_le(hdr + ACCIO_RX_REC_DIP, get32(ip + 16), ACCIO_RX_REC_DIP_SIZE);
 	if (ring_io(u, true, base, size, wptr, hdr, sizeof(hdr)) ||
 	    ring_io(u, true, base, size, wptr + ACCIO_RX_HDR, (void *)payload, len)) {
 		(*rreg(u, row, ACCIO_UNCORE_ROW_RX_DROPS))++;
@@ -469,7 +472,7 @@ bool accio_uncore_rx(struct accio_uncore *u, const uint8_t *f, size_t len)
 		u->rx_malformed++;		/* not RoCEv2, or a wrong ICRC */
 		return true;
 	}
-	deliver(u, row, sip, sport, udp + 8, ulen - 8);
+	deliver(u, row, ip, sport, udp + 8, ulen - 8);
 	return true;
 }
 
@@ -488,7 +491,10 @@ static uint64_t send_datagram(struct accio_uncore *u, unsigned int row,
 	uint64_t dmac = *rreg(u, row, ACCIO_UNCORE_ROW_DST_MAC);
 	uint32_t sip = field(l, ACCIO_UNCORE_ROW_LOCAL_IP_MASK,
 			     ACCIO_UNCORE_ROW_LOCAL_IP_SHIFT);
+	uint64_t st = *rreg(u, row, ACCIO_UNCORE_ROW_STATE);
 	uint8_t *ip = frame + 14, *udp = ip + 20;
+	uint8_t ttl = field(st, ACCIO_UNCORE_ROW_STATE_TTL_MASK,
+			    ACCIO_UNCORE_ROW_STATE_TTL_SHIFT);
 	int i;
 
 	for (i = 0; i < 6; i++)
@@ -497,12 +503,12 @@ static uint64_t send_datagram(struct accio_uncore *u, unsigned int row,
 	put16(frame + 12, 0x0800);
 	memset(ip, 0, 20);
 	ip[0] = 0x45;
+	ip[1] = field(st, ACCIO_UNCORE_ROW_STATE_TOS_MASK, ACCIO_UNCORE_ROW_STATE_TOS_SHIFT);
 	put16(ip + 2, 20 + 8 + len);
 	put16(ip + 4, u->ip_id++);
 	/* DF, unless the row's socket turned path MTU discovery off */
-	put16(ip + 6, *rreg(u, row, ACCIO_UNCORE_ROW_STATE) &
-		      ACCIO_UNCORE_ROW_STATE_NO_DF_MASK ? 0 : 0x4000);
-	ip[8] = 64;
+	put16(ip + 6, st & ACCIO_UNCORE_ROW_STATE_NO_DF_MASK ? 0 : 0x4000);
+	ip[8] = ttl ? ttl : 64;		/* STATE.TTL 0: 64 */
 	ip[9] = 17;
 	put32(ip + 12, sip);
 	put32(ip + 16, dip);
@@ -909,7 +915,9 @@ void accio_uncore_store(struct accio_uncore *u, uint64_t off, uint64_t val,
 				      ACCIO_UNCORE_ROW_STATE_NO_DF_MASK |
 				      ACCIO_UNCORE_ROW_STATE_GROUP_MASK |
 				      ACCIO_UNCORE_ROW_STATE_PRIO_MASK |
-				      ACCIO_UNCORE_ROW_STATE_HART_MASK);
+				      ACCIO_UNCORE_ROW_STATE_HART_MASK |
+				      ACCIO_UNCORE_ROW_STATE_TOS_MASK |
+				      ACCIO_UNCORE_ROW_STATE_TTL_MASK);
 		}
 		return;
 	case ACCIO_UNCORE_ROW_RX_RPTR:

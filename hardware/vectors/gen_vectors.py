@@ -68,7 +68,8 @@ def csum(data):
 
 
 def udp_frame(src, sport, dst, dport, payload, dmac=STATION, smac=PEER_MAC, ident=0,
-              flags=0x4000, udp_csum=True, ip_csum_ok=True, ulen_delta=0, ihl=5, version=4):
+              flags=0x4000, udp_csum=True, ip_csum_ok=True, ulen_delta=0, ihl=5, version=4,
+              tos=0, ttl=64):
     ulen = 8 + len(payload)
     udp = struct.pack("!HHHH", sport, dport, ulen + ulen_delta, 0) + payload
     if udp_csum:
@@ -76,8 +77,8 @@ def udp_frame(src, sport, dst, dport, payload, dmac=STATION, smac=PEER_MAC, iden
         c = csum(ph + udp[:6] + b"\0\0" + udp[8:]) or 0xFFFF
         udp = udp[:6] + struct.pack("!H", c) + udp[8:]
     opts = b"\0" * (4 * (ihl - 5)) if ihl > 5 else b""
-    hdr = struct.pack("!BBHHHBBHII", version << 4 | ihl, 0, 20 + len(opts) + len(udp), ident, flags,
-                      64, 17, 0, src, dst) + opts
+    hdr = struct.pack("!BBHHHBBHII", version << 4 | ihl, tos, 20 + len(opts) + len(udp), ident, flags,
+                      ttl, 17, 0, src, dst) + opts
     c = csum(hdr)
     if not ip_csum_ok:
         c ^= 0x1234
@@ -101,8 +102,11 @@ def record(layout, hdr, payload, **fields):
     return rec + b"\0" * (pad(len(rec)) - len(rec))
 
 
-def rx_record(length, sport, sip, ts, payload):
-    return record(K.RX_REC, K.RX_HDR, payload, LEN=length, SPORT=sport, SIP=sip, TSTAMP=ts)
+def rx_record(length, sport, sip, ts, payload, dip=None, tos=0, ttl=64):
+    """An RX ring record of a datagram from sip to dip (LOCAL unless given),
+    its IPv4 header's TOS and TTL as the frame had them."""
+    return record(K.RX_REC, K.RX_HDR, payload, LEN=length, SPORT=sport, SIP=sip, TSTAMP=ts,
+                  TOS=tos, TTL=ttl, DIP=LOCAL if dip is None else dip)
 
 
 def tx_record(payload, dport=0, dip=0, length=None):
@@ -227,13 +231,13 @@ def v_rx_deliver():
     bases = {0: base0, 1: base1, 2: base2, 3: base3}
     t = 1000
 
-    def deliver(r, src, sport, dport, n):
+    def deliver(r, src, sport, dport, n, tos=0, ttl=64):
         nonlocal t
         t += 1000
         payload = bytes(rng.randrange(256) for _ in range(n))
         v.raw(f"time {t}")
-        v.rx(udp_frame(src, sport, LOCAL, dport, payload), "consumed")
-        rec = rx_record(n, sport, src, t, payload)
+        v.rx(udp_frame(src, sport, LOCAL, dport, payload, tos=tos, ttl=ttl), "consumed")
+        rec = rx_record(n, sport, src, t, payload, tos=tos, ttl=ttl)
         v.expect_mem(bases[r] + wp[r], rec)
         wp[r] += len(rec)
         v.r(row(r, "RX_WPTR"), wp[r])
@@ -246,6 +250,8 @@ def v_rx_deliver():
     v.c("wildcard remote takes any source")
     deliver(1, PEER, 7000, 5001, 100)
     deliver(1, ip("192.0.2.9"), 53, 5001, 33)
+    v.c("the record carries the IPv4 header's TOS (DSCP 46, ECN CE) and TTL")
+    deliver(1, PEER, 7000, 5001, 20, tos=0xbb, ttl=3)
     v.c("an exact row wins over a wildcard row of the same port")
     deliver(3, PEER, 7002, 5002, 40)
     deliver(2, PEER, 7003, 5002, 40)
@@ -276,7 +282,7 @@ def v_rx_deliver():
     v.w(g("CTRL"), 0)
     v.rx(udp_frame(PEER, 7000, LOCAL, 5000, b"late"), "passed")
     v.r(row(0, "RX_PKTS"), 5)
-    v.r(g("RX_DELIVERED"), 4 + 2 + 2 + 1)
+    v.r(g("RX_DELIVERED"), 4 + 3 + 2 + 1)
     return v
 
 
@@ -351,16 +357,18 @@ def v_rx_overflow():
     v.w(g("CTRL"), 1)
     base = MEM + 0x10000
     program_row(v, 0, LOCAL, 5000, 0, 0, rx_base=base, rx_size=256)
-    p = [bytes([i]) * 100 for i in range(6)]
+    # 24-byte headers and 96-byte payloads: 120-byte records
+    n = 120 - K.RX_HDR
+    p = [bytes([i]) * n for i in range(6)]
     v.raw("time 5")
-    recs = [rx_record(100, 7000, PEER, 5, x) for x in p]
+    recs = [rx_record(n, 7000, PEER, 5, x) for x in p]
     assert len(recs[0]) == 120
     v.rx(udp_frame(PEER, 7000, LOCAL, 5000, p[0]), "consumed")
     v.rx(udp_frame(PEER, 7000, LOCAL, 5000, p[1]), "consumed")
     v.c("a third 120-byte record does not fit in 256 - 240: dropped, counted, reported")
     v.rx(udp_frame(PEER, 7000, LOCAL, 5000, p[2]), "consumed")
     v.r(row(0, "RX_DROPS"), 1)
-    v.r(g("EVQ_POP"), event(K.EV_RX_RING_FULL, 0, 100))
+    v.r(g("EVQ_POP"), event(K.EV_RX_RING_FULL, 0, n))
     v.c("unread data is intact")
     v.expect_mem(base, recs[0] + recs[1])
     v.c("the reader consumes one record; the next one wraps around the end")
@@ -424,7 +432,9 @@ def v_tx_engine():
     v.r(g("EVQ_POP"), event(K.EV_PROTECTION, 2, ROWS[3]["TX_TSTAMP"][0] | 7 << 12))
     v.w(row(2, "TX_TSTAMP"), 0x5555)
     v.r(row(2, "TX_TSTAMP"), 0x5555, user=7)
-    v.c("a 1000-byte datagram, then a full-size one that wraps around the ring end")
+    v.c("a 1000-byte datagram, then a full-size one that wraps around the ring end, the row's")
+    v.c("STATE.TOS and STATE.TTL in their IPv4 headers (TTL 0 above: 64)")
+    v.w(row(2, "STATE"), state(ENABLED=1, ACCEL=1, TOS=0xb9, TTL=200))
     mid = tx_record(payloads[3])
     v.mem(base + len(ring), mid)
     start = len(ring) + len(mid)
@@ -434,7 +444,8 @@ def v_tx_engine():
     v.w(row(2, "TX_WPTR"), start, user=7)
     v.w(row(2, "DOORBELL"), 1, user=7)
     stamp = now
-    v.tx(udp_frame(LOCAL, 5000, PEER, 7000, payloads[3], dmac=PEER_MAC, smac=STATION, ident=ident))
+    v.tx(udp_frame(LOCAL, 5000, PEER, 7000, payloads[3], dmac=PEER_MAC, smac=STATION, ident=ident,
+                   tos=0xb9, ttl=200))
     ident += 1
     v.r(row(2, "TX_PKTS"), 4, user=7)
     v.r(row(2, "TX_TSTAMP"), stamp, user=7)
@@ -445,7 +456,8 @@ def v_tx_engine():
     v.w(row(2, "TX_WPTR"), start + len(rec), user=7)
     v.w(row(2, "DOORBELL"), 1, user=7)
     stamp = now
-    v.tx(udp_frame(LOCAL, 5000, PEER, 7000, payloads[2], dmac=PEER_MAC, smac=STATION, ident=ident))
+    v.tx(udp_frame(LOCAL, 5000, PEER, 7000, payloads[2], dmac=PEER_MAC, smac=STATION, ident=ident,
+                   tos=0xb9, ttl=200))
     ident += 1
     v.r(row(2, "TX_PKTS"), 5, user=7)
     v.r(row(2, "TX_TSTAMP"), stamp, user=7)

@@ -663,7 +663,7 @@ static struct timespec hw_to_realtime(uint64_t hw)
  * receive time.
  */
 static __attribute__((noinline)) void put_cmsgs(struct conn *c, struct msghdr *msg,
-						uint64_t hw)
+						uint64_t hw, const uint8_t *hdr)
 {
 	struct sock *s = c->sock;
 	struct cmsg_out o = { .msg = msg, .p = msg->msg_control,
@@ -671,8 +671,13 @@ static __attribute__((noinline)) void put_cmsgs(struct conn *c, struct msghdr *m
 	int rxcm = s->rxcm, tsf = s->tstamp, isnew = rxcm & RXCM_TSNEW, empty = 1;
 	int sw = (rxcm & (RXCM_TS | RXCM_TSNS)) || (tsf & SOF_TIMESTAMPING_RX_SOFTWARE);
 	struct timespec rt = { 0, 0 }, ts[3];
+	struct rec_rx h;
 	int64_t t[2];
+	uint32_t dip;
 
+	rec_rx_decode_ip(hdr, &h);
+	/* the datagram's destination, which is the row's address if it has one */
+	dip = h.dip ? htobe32(h.dip) : c->r.local_ip;
 	if (sw)
 		rt = hw_to_realtime(hw);
 	if (rxcm & (RXCM_TS | RXCM_TSNS)) {
@@ -697,20 +702,27 @@ static __attribute__((noinline)) void put_cmsgs(struct conn *c, struct msghdr *m
 		cm_put(&o, SOL_SOCKET, isnew ? SO_TIMESTAMPING_NEW : SO_TIMESTAMPING_OLD,
 		       ts, sizeof(ts));
 	if (rxcm & RXCM_PKTINFO) {
-		/* a row receives only datagrams to its address, on its NIC */
+		/* a row receives only datagrams to an address of its NIC */
 		struct in_pktinfo pi = {
 			.ipi_ifindex = c->ifindex,
-			.ipi_spec_dst.s_addr = c->r.local_ip,
-			.ipi_addr.s_addr = c->r.local_ip,
+			.ipi_spec_dst.s_addr = dip,
+			.ipi_addr.s_addr = dip,
 		};
 
 		cm_put(&o, SOL_IP, IP_PKTINFO, &pi, sizeof(pi));
 	}
+	if (rxcm & RXCM_TTL) {
+		int ttl = h.ttl;
+
+		cm_put(&o, SOL_IP, IP_TTL, &ttl, sizeof(ttl));
+	}
+	if (rxcm & RXCM_TOS)
+		cm_put(&o, SOL_IP, IP_TOS, &h.tos, 1);
 	if (rxcm & RXCM_ORIGDST) {
 		struct sockaddr_in sa = {
 			.sin_family = AF_INET,
 			.sin_port = c->r.local_port,
-			.sin_addr.s_addr = c->r.local_ip,
+			.sin_addr.s_addr = dip,
 		};
 
 		cm_put(&o, SOL_IP, IP_ORIGDSTADDR, &sa, sizeof(sa));
@@ -724,7 +736,7 @@ static __attribute__((noinline)) void put_cmsgs(struct conn *c, struct msghdr *m
  * written in place; everything else is put_cmsgs()'s.
  */
 static inline __attribute__((always_inline)) void
-put_tstamp(struct conn *c, struct msghdr *msg, uint64_t hw)
+put_tstamp(struct conn *c, struct msghdr *msg, uint64_t hw, const uint8_t *hdr)
 {
 	struct cmsghdr *cm;
 	struct timespec ts[3], *t;
@@ -733,7 +745,7 @@ put_tstamp(struct conn *c, struct msghdr *msg, uint64_t hw)
 	if (c->sock->rxcm || (tsf & (SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE)) ||
 	    ((tsf & SOF_TIMESTAMPING_RX_HARDWARE) &&
 	     (!msg->msg_control || msg->msg_controllen < CMSG_SPACE(sizeof(ts))))) {
-		put_cmsgs(c, msg, hw);
+		put_cmsgs(c, msg, hw, hdr);
 		return;
 	}
 	if (!(tsf & SOF_TIMESTAMPING_RX_HARDWARE)) {
@@ -867,7 +879,7 @@ static ssize_t ring_recv(struct conn *c, struct rx_args *a)
 	}
 	if (a->msg) {
 		a->msg->msg_flags = (done < len ? MSG_TRUNC : 0) | (a->flags & MSG_CMSG_CLOEXEC);
-		put_tstamp(c, a->msg, ts);
+		put_tstamp(c, a->msg, ts, hdr);
 	}
 	if (!(a->flags & MSG_PEEK)) {
 		c->rx_rptr += rec_rx_bytes(len);
@@ -1198,7 +1210,7 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 	}
 	if (msg) {
 		msg->msg_flags = (n < len ? MSG_TRUNC : 0) | (a->flags & MSG_CMSG_CLOEXEC);
-		put_tstamp(c, msg, ts);
+		put_tstamp(c, msg, ts, rec);
 	}
 	if (!(a->flags & MSG_PEEK)) {
 		c->rx_rptr = rptr + rec_rx_bytes(len);
@@ -1331,11 +1343,12 @@ static ssize_t kernel_send(struct conn *c, int fd, const struct msghdr *m, int f
 }
 
 /*
- * Control messages a datagram may carry on the ring: only IP_PKTINFO that
- * names the row's own source - address 0 or the row's, interface 0 or the
- * row's (what a server that answers from the address a query came to
- * passes). Anything else, and malformed ones (the kernel's errors), go
- * to the kernel.
+ * Control messages a datagram may carry on the ring: IP_PKTINFO that names
+ * the row's own source - address 0 or the row's, interface 0 or the row's
+ * (what a server that answers from the address a query came to passes) -
+ * and IP_TOS or IP_TTL equal to the socket's, which the row's frames carry
+ * (an ECN-capable sender marks every datagram so). Anything else, and
+ * malformed ones (the kernel's errors), go to the kernel.
  */
 static int tx_cmsgs_ok(struct conn *c, const struct msghdr *m)
 {
@@ -1347,15 +1360,31 @@ static int tx_cmsgs_ok(struct conn *c, const struct msghdr *m)
 		return 0;
 	while ((size_t)(end - p) >= sizeof(h)) {
 		memcpy(&h, p, sizeof(h));
-		if (h.cmsg_len < sizeof(h) || h.cmsg_len > (size_t)(end - p))
+		if (h.cmsg_len < sizeof(h) || h.cmsg_len > (size_t)(end - p) ||
+		    h.cmsg_level != SOL_IP)
 			return 0;
-		if (h.cmsg_level != SOL_IP || h.cmsg_type != IP_PKTINFO ||
-		    h.cmsg_len != CMSG_LEN(sizeof(pi)))
+		if (h.cmsg_type == IP_TOS || h.cmsg_type == IP_TTL) {
+			/* the row's own TOS byte or TTL (STATE.TOS, STATE.TTL) */
+			int v = -1;
+			uint8_t b;
+
+			if (h.cmsg_len == CMSG_LEN(sizeof(v))) {
+				memcpy(&v, p + CMSG_LEN(0), sizeof(v));
+			} else if (h.cmsg_type == IP_TOS && h.cmsg_len == CMSG_LEN(1)) {
+				memcpy(&b, p + CMSG_LEN(0), 1);
+				v = b;
+			}
+			if (v != (h.cmsg_type == IP_TOS ? ROW_TOS(c->row_bits) :
+							  ROW_TTL(c->row_bits)))
+				return 0;
+		} else if (h.cmsg_type != IP_PKTINFO || h.cmsg_len != CMSG_LEN(sizeof(pi))) {
 			return 0;
-		memcpy(&pi, p + CMSG_LEN(0), sizeof(pi));
-		if ((pi.ipi_ifindex && pi.ipi_ifindex != c->ifindex) ||
-		    (pi.ipi_spec_dst.s_addr && pi.ipi_spec_dst.s_addr != c->r.local_ip))
-			return 0;
+		} else {
+			memcpy(&pi, p + CMSG_LEN(0), sizeof(pi));
+			if ((pi.ipi_ifindex && pi.ipi_ifindex != c->ifindex) ||
+			    (pi.ipi_spec_dst.s_addr && pi.ipi_spec_dst.s_addr != c->r.local_ip))
+				return 0;
+		}
 		if (CMSG_ALIGN(h.cmsg_len) >= (size_t)(end - p))
 			break;
 		p += CMSG_ALIGN(h.cmsg_len);

@@ -146,9 +146,16 @@ struct sock {
 	struct accio_stats kst;	/* its counters while on the kernel path */
 };
 
-/* Socket choices the kernel programs into a row (STATE.NO_DF, STATE.GROUP) */
+/*
+ * Socket choices the kernel programs into a row (STATE.NO_DF, STATE.GROUP,
+ * STATE.TOS, STATE.TTL)
+ */
 #define ROW_NO_DF	0x01	/* IP_MTU_DISCOVER other than WANT or DO */
 #define ROW_GROUP	0x02	/* SO_REUSEPORT */
+#define ROW_TOS_SHIFT	8	/* IP_TOS, 8 bits */
+#define ROW_TTL_SHIFT	16	/* IP_TTL, 8 bits */
+#define ROW_TOS(bits)	(((bits) >> ROW_TOS_SHIFT) & 0xff)
+#define ROW_TTL(bits)	(((bits) >> ROW_TTL_SHIFT) & 0xff)
 
 /* Linux's option numbers the C libraries' headers may lack (asm-generic) */
 #ifndef SO_TIMESTAMP_OLD
@@ -186,6 +193,8 @@ struct sock {
 #define RXCM_TS		0x04	/* SO_TIMESTAMP: struct timeval */
 #define RXCM_TSNS	0x08	/* SO_TIMESTAMPNS: struct timespec */
 #define RXCM_TSNEW	0x10	/* the _NEW forms of the timestamp messages */
+#define RXCM_TTL	0x20	/* IP_RECVTTL */
+#define RXCM_TOS	0x40	/* IP_RECVTOS */
 
 enum { FD_UNKNOWN, FD_OTHER, FD_UDP };
 

@@ -100,6 +100,8 @@ struct rec_rx {
 	uint16_t sport;		/* source port */
 	uint32_t sip;		/* source IPv4 */
 	uint64_t tstamp;	/* hardware time of arrival, ns */
+	uint8_t tos, ttl;	/* the IPv4 header's (rec_rx_decode_ip) */
+	uint32_t dip;		/* destination IPv4 (rec_rx_decode_ip) */
 };
 
 /*
@@ -125,13 +127,25 @@ static inline void rec_rx_decode(const uint8_t *h, struct rec_rx *rec)
 	rec->tstamp = rec_word_field(h, ACCIO_RX_REC_TSTAMP);
 }
 
+/* The IPv4 header's fields of a record, which only control messages need. */
+static inline void rec_rx_decode_ip(const uint8_t *h, struct rec_rx *rec)
+{
+	rec->tos = rec_word_field(h, ACCIO_RX_REC_TOS);
+	rec->ttl = rec_word_field(h, ACCIO_RX_REC_TTL);
+	rec->dip = rec_word_field(h, ACCIO_RX_REC_DIP);
+}
+
 static inline void rec_rx_encode(uint8_t *h, const struct rec_rx *rec)
 {
 	uint16_t len = htole16(rec->len), sport = htole16(rec->sport);
 	uint32_t sip = htole32(rec->sip);
 	uint64_t ts = htole64(rec->tstamp);
+	uint32_t dip = htole32(rec->dip);
 
 	memset(h, 0, ACCIO_RX_HDR);
+	h[ACCIO_RX_REC_TOS] = rec->tos;
+	h[ACCIO_RX_REC_TTL] = rec->ttl;
+	memcpy(h + ACCIO_RX_REC_DIP, &dip, 4);
 	memcpy(h + ACCIO_RX_REC_LEN, &len, 2);
 	memcpy(h + ACCIO_RX_REC_SPORT, &sport, 2);
 	memcpy(h + ACCIO_RX_REC_SIP, &sip, 4);

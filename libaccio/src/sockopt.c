@@ -67,8 +67,6 @@ static int getopt_int(int fd, int level, int name)
 static const struct {
 	int level, name, why;
 } kernel_only[] = {
-	{ SOL_IP, IP_RECVTOS, ACCIO_KPATH_RECVTOS },
-	{ SOL_IP, IP_RECVTTL, ACCIO_KPATH_RECVTTL },
 	{ SOL_IP, IP_RECVOPTS, ACCIO_KPATH_RECVOPTS },
 	{ SOL_IP, IP_RETOPTS, ACCIO_KPATH_RECVOPTS },
 	{ SOL_IP, IP_RECVFRAGSIZE, ACCIO_KPATH_RECVOPTS },
@@ -94,6 +92,10 @@ static int sync_opts(struct sock *s)
 		rxcm |= RXCM_PKTINFO;
 	if (getopt_int(fd, SOL_IP, IP_RECVORIGDSTADDR))
 		rxcm |= RXCM_ORIGDST;
+	if (getopt_int(fd, SOL_IP, IP_RECVTTL))
+		rxcm |= RXCM_TTL;
+	if (getopt_int(fd, SOL_IP, IP_RECVTOS))
+		rxcm |= RXCM_TOS;
 	/* Linux reports each form only while it is the one in force */
 	if (getopt_int(fd, SOL_SOCKET, SO_TIMESTAMP_OLD))
 		rxcm = (rxcm & ~RXCM_TSNEW) | RXCM_TS;
@@ -110,13 +112,15 @@ static int sync_opts(struct sock *s)
 			why = kernel_only[i].why;
 	if (!why && (s->tstamp & ~TS_RING))
 		why = ACCIO_KPATH_TSFLAGS;
-	/* the engine's header: TOS 0, TTL 64 */
-	if (!why && (getopt_int(fd, SOL_IP, IP_TOS) || getopt_int(fd, SOL_IP, IP_TTL) != 64))
-		why = ACCIO_KPATH_TXHDR;
-	/* what the row follows: DF (STATE.NO_DF), the group (STATE.GROUP) */
+	/*
+	 * what the row follows: DF (STATE.NO_DF), the group (STATE.GROUP),
+	 * the TOS byte and the TTL of its frames (STATE.TOS, STATE.TTL)
+	 */
 	v = getopt_int(fd, SOL_IP, IP_MTU_DISCOVER);
 	s->row_bits = (v != IP_PMTUDISC_WANT && v != IP_PMTUDISC_DO ? ROW_NO_DF : 0) |
-		      (getopt_int(fd, SOL_SOCKET, SO_REUSEPORT) ? ROW_GROUP : 0);
+		      (getopt_int(fd, SOL_SOCKET, SO_REUSEPORT) ? ROW_GROUP : 0) |
+		      (getopt_int(fd, SOL_IP, IP_TOS) & 0xff) << ROW_TOS_SHIFT |
+		      (getopt_int(fd, SOL_IP, IP_TTL) & 0xff) << ROW_TTL_SHIFT;
 	return why;
 }
 

@@ -14,19 +14,26 @@
 
 static void rx_image(void)
 {
-	/* 1472 bytes from 10.0.2.2:7777 at 0x0102030405060708 ns */
-	static const uint8_t img[16] __attribute__((aligned(8))) = {
+	/*
+	 * 1472 bytes from 10.0.2.2:7777 to 10.0.2.15 at 0x0102030405060708 ns,
+	 * TOS 0xb9, TTL 63
+	 */
+	static const uint8_t img[24] __attribute__((aligned(8))) = {
 		0xc0, 0x05, 0x61, 0x1e, 0x02, 0x02, 0x00, 0x0a,
 		0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,
+		0xb9, 0x3f, 0x00, 0x00, 0x0f, 0x02, 0x00, 0x0a,
 	};
-	uint8_t back[16] __attribute__((aligned(8)));
+	uint8_t back[24] __attribute__((aligned(8)));
 	struct rec_rx h;
 
+	CHECK(ACCIO_RX_HDR == sizeof(img));
 	rec_rx_decode(img, &h);
+	rec_rx_decode_ip(img, &h);
 	CHECK(h.len == 1472);
 	CHECK(h.sport == 7777);
 	CHECK(h.sip == 0x0a000202);
 	CHECK(h.tstamp == 0x0102030405060708ull);
+	CHECK(h.tos == 0xb9 && h.ttl == 63 && h.dip == 0x0a00020f);
 	rec_rx_encode(back, &h);
 	CHECK(!memcmp(back, img, sizeof(img)));
 }
@@ -48,7 +55,18 @@ static void rx_fields_apart(void)
 	memset(img, 0, sizeof(img));
 	memset(img + ACCIO_RX_REC_TSTAMP, 0xff, 8);
 	rec_rx_decode(img, &h);
+	rec_rx_decode_ip(img, &h);
 	CHECK(h.len == 0 && h.sport == 0 && h.sip == 0 && h.tstamp == UINT64_MAX);
+	CHECK(h.tos == 0 && h.ttl == 0 && h.dip == 0);
+	memset(img, 0, sizeof(img));
+	memset(img + ACCIO_RX_REC_TTL, 0xff, 1);
+	rec_rx_decode(img, &h);
+	rec_rx_decode_ip(img, &h);
+	CHECK(h.tstamp == 0 && h.tos == 0 && h.ttl == 0xff && h.dip == 0);
+	memset(img, 0, sizeof(img));
+	memset(img + ACCIO_RX_REC_DIP, 0xff, 4);
+	rec_rx_decode_ip(img, &h);
+	CHECK(h.tos == 0 && h.ttl == 0 && h.dip == 0xffffffff);
 }
 
 static void tx_image(void)
@@ -72,7 +90,7 @@ static void sizes(void)
 	CHECK(rec_rx_bytes(0) == ACCIO_RX_HDR);
 	CHECK(rec_rx_bytes(1) == ACCIO_RX_HDR + ACCIO_REC_ALIGN);
 	CHECK(rec_rx_bytes(8) == ACCIO_RX_HDR + 8);
-	CHECK(rec_rx_bytes(ACCIO_MAX_PAYLOAD) == 1488);
+	CHECK(rec_rx_bytes(ACCIO_MAX_PAYLOAD) == 1496);
 	CHECK(rec_tx_bytes(0) == ACCIO_TX_HDR);
 	CHECK(rec_tx_bytes(9) == ACCIO_TX_HDR + 16);
 	CHECK(rec_tx_bytes(ACCIO_MAX_PAYLOAD) == 1480);

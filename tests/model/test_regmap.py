@@ -100,7 +100,8 @@ CONTRACT = {  # names and values the kernel, libaccio, the model and the RTL rel
     "EV_LINK_UP": 1, "EV_LINK_DOWN": 2, "EV_PROTECTION": 3, "EV_RX_RING_FULL": 4,
     "EV_TX_RING_ERROR": 5, "EV_ICT_MISS": 6, "EV_DOORBELL_DISABLED": 7, "EV_ROW_RANGE": 8,
     "EV_MMIO_TX_ERROR": 9,
-    "RX_REC_LEN": 0, "RX_REC_SPORT": 2, "RX_REC_SIP": 4, "RX_REC_TSTAMP": 8, "RX_HDR": 16,
+    "RX_REC_LEN": 0, "RX_REC_SPORT": 2, "RX_REC_SIP": 4, "RX_REC_TSTAMP": 8, "RX_REC_TOS": 16,
+    "RX_REC_TTL": 17, "RX_REC_DIP": 20, "RX_HDR": 24,
     "TX_REC_LEN": 0, "TX_REC_DPORT": 2, "TX_REC_DIP": 4, "TX_HDR": 8,
     "REC_ALIGN": 8, "MAX_PAYLOAD": 1472, "ROCE_PORT": 4791,
 }
@@ -134,7 +135,7 @@ def test_contract_header_is_plain():
     for name, value in defines.items():
         assert name == "CONTRACT_H" and value == "" or re.fullmatch(r"0|[1-9]\d*", value), name
     prog = ['#include "accio_contract.h"', '#include "accio_contract.h"',
-            "#define ACCIO_RX_HDR 16", "#define ACCIO_MAX_PAYLOAD 1472",
+            "#define ACCIO_RX_HDR 24", "#define ACCIO_MAX_PAYLOAD 1472",
             "int main(void) { enum accio_event e = ACCIO_EV_MMIO_TX_ERROR; return (int)e - 9; }"]
     with tempfile.TemporaryDirectory() as d:
         src, exe = os.path.join(d, "t.c"), os.path.join(d, "t")

@@ -63,7 +63,7 @@ def test_state_dump_shows_ready_queues_and_rows(tmp_path):
     assert "wake=0x1" in hart2 and hart2.endswith("rq count=1: 4rx"), hart2
     row4 = next(l for l in r.stdout.splitlines() if l.startswith("row 4 "))
     assert " intr " in row4 and "rx-susp" not in row4 and "asid=7" in row4, row4
-    # two 3-byte datagrams: 16-byte header + payload, padded to 8: 24 each
-    assert "rx w=48 r=0 size=4096 pkts=2" in row4, row4
+    # two 3-byte datagrams: 24-byte header + payload, padded to 8: 32 each
+    assert "rx w=64 r=0 size=4096 pkts=2" in row4, row4
     rows = [l.split()[1] for l in r.stdout.splitlines() if l.startswith("row ")]
     assert rows == ["4", "6"], rows          # enabled rows only

@@ -106,6 +106,52 @@ def test_rows_keep_to_a_small_mtu(tmp_path):
 
 
 @pytest.mark.skipif(debian_unavailable() is not None, reason=str(debian_unavailable()))
+def test_tos_and_ttl_through_the_rows(tmp_path):
+    """A client and a server that set IP_TOS (DSCP and ECN bits, as QUIC
+    stacks do) and IP_TTL and ask for both of each datagram they receive
+    (IP_RECVTOS, IP_RECVTTL, IP_PKTINFO: what a TURN relay does), both
+    under the glibc libaccio (guest/udp_tos.py). Every line is the same as
+    on Linux sockets, the datagrams move through the rows (the engine
+    builds each frame with the row's STATE.TOS and STATE.TTL, the RX record
+    carries the header's), and the wire shows the header fields. A control
+    message with the socket's own TOS stays on the ring; another TOS or TTL
+    goes through the kernel. Before, such sockets were kept on the kernel
+    path (kernel:ip_recvtos, kernel:ip_header)."""
+    glibc = "LD_PRELOAD=/usr/lib/riscv64-linux-gnu/libaccio.so ACCIO_STATS=1"
+    run = "python3 /opt/t/udp_tos.py"
+    server = (f"{glibc} {run} server 7200 & {run} server 7201 & sleep 1;"
+              "while :; do accio stat | grep -w python3; sleep 0.2; done")
+    client = (f"echo @@accio@@; {glibc} {run} client 10.0.3.1 7200 4 2>&1;"
+              f"echo @@linux@@; {run} client 10.0.3.1 7201 4 2>&1; echo client_done")
+    rs, rc = accio.run_pair(server, client, add=[(GUEST_PROGS, "/opt/t")], pkgs=["python3-minimal"],
+                            timeout=TIMEOUT, grace=1, pcap_dir=str(tmp_path))
+    assert rc.rc == 0 and "client_done" in rc.output, rc.output + rc.console[-2000:]
+    acc, linux = rc.output.split("@@accio@@")[1].split("@@linux@@")
+    lines = [l for l in linux.splitlines() if " | back " in l]
+    assert len(lines) == 7 and lines == [l for l in acc.splitlines() if " | back " in l], (acc, linux)
+    assert lines[0] == "req0 tos=0xb9 ttl=17 dst=10.0.3.1 | back tos=0x2a ttl=33 dst=10.0.3.2"
+    assert lines[4].startswith("cm-tos tos=0x2 ttl=17 ") and lines[6].startswith("cm-ttl tos=0xb9 ttl=5 ")
+    (st,) = [dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", line))
+             for line in re.findall(r"^accio: (fd=.*)$", acc, re.M)]
+    # 4 requests and the one whose control message names the socket's TOS
+    # through the ring, the other two through the kernel; every answer
+    # through the ring
+    assert st["tx_ring"] + st["tx_mmio"] == 5 and st["tx_kernel"] == 2, st
+    assert st["rx_ring"] == 7 and st["rx_kernel"] == 0, st
+    # the server's socket on port 7200 answered from its row, none through the kernel
+    rows = [l.split() for l in rs.output.splitlines() if l.split()[1:2] == ["python3"]]
+    assert rows and all(r[-1] == "ring" for r in rows), rs.output[-2000:]
+    assert max(int(r[9]) for r in rows if r[9].isdigit()) == 7, rows[-3:]
+    # the client's frames to port 7200 on the wire: TOS and TTL as sent
+    seen = {}
+    for _, f, _ in wirecap.read_pcap(str(tmp_path / "client.pcap")):
+        if (f[6:12] == bytes.fromhex("525400acc102") and f[12:14] == b"\x08\x00" and
+                f[23] == 17 and f[36:38] == (7200).to_bytes(2, "big")):
+            seen[(f[15], f[22])] = seen.get((f[15], f[22]), 0) + 1
+    assert seen == {(0xb9, 17): 5, (0x02, 17): 1, (0xb9, 5): 1}, seen
+
+
+@pytest.mark.skipif(debian_unavailable() is not None, reason=str(debian_unavailable()))
 def test_a_port_unreachable_reaches_the_receiver():
     """A connected socket sends to a port of the server SoC where nothing
     listens: the server's ICMP port unreachable makes the next receive

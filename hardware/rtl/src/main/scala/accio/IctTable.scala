@@ -79,7 +79,7 @@ class IctTable(p: UncoreParams, nClients: Int) extends Module {
     ram(idx) := nv
     val s = shadow(req.row)
     switch(req.reg) {
-      is(F.reg(Row.STATE).U) { s.state := nv(23, 0) }
+      is(F.reg(Row.STATE).U) { s.state := nv(39, 0) }
       is(F.reg(Row.LOCAL).U) { s.local := nv(55, 0) }
       is(F.reg(Row.REMOTE).U) { s.remote := nv(47, 0) }
       is(F.reg(Row.OWNER_ASID).U) { s.asid := nv(15, 0); s.asidWide := nv(63, 16).orR }

@@ -190,6 +190,8 @@ class MmioTx(p: UncoreParams) extends Module with Sequencer {
   io.builder.cmd.bits.len := len
   io.builder.cmd.bits.roce := sh.roce
   io.builder.cmd.bits.noDf := sh.noDf
+  io.builder.cmd.bits.tos := sh.tos
+  io.builder.cmd.bits.ttl := sh.ttl
   when(io.builder.cmd.fire) { state := Mux(len === 0.U, sFin, sPay); io.released := true.B }
   val nWords = (len +& 7.U) >> 3
   val payOff = start + Contract.TX_HDR.U + (word << 3)

@@ -112,7 +112,7 @@ class RegPort(p: UncoreParams) extends Bundle {
 
 /** Row fields the engines read every cycle (kept in flops next to the register RAM). */
 class RowShadow extends Bundle {
-  val state = UInt(24.W)
+  val state = UInt(40.W)
   val local = UInt(56.W)
   val remote = UInt(48.W)
   val asid = UInt(16.W)
@@ -124,6 +124,9 @@ class RowShadow extends Bundle {
   def roce: Bool = F(state, Uncore.Row.STATE_ROCE) === 1.U
   def noDf: Bool = F(state, Uncore.Row.STATE_NO_DF) === 1.U
   def group: Bool = F(state, Uncore.Row.STATE_GROUP) === 1.U
+  def tos: UInt = F(state, Uncore.Row.STATE_TOS)
+  /** The TTL of the row's frames: STATE.TTL, 64 where it is 0. */
+  def ttl: UInt = { val t = F(state, Uncore.Row.STATE_TTL); Mux(t === 0.U, 64.U(8.W), t) }
   def lip: UInt = F(local, Uncore.Row.LOCAL_IP)
   def lport: UInt = F(local, Uncore.Row.LOCAL_PORT)
   def proto: UInt = F(local, Uncore.Row.LOCAL_PROTO)

@@ -176,7 +176,8 @@ class RegBlock(p: UncoreParams, nIncs: Int) extends Module with Sequencer {
   // writes
   val userStateMask = F.maskU(Row.STATE_RX_SUSP, Row.STATE_TX_SUSP)
   val kernelStateMask = F.maskU(Row.STATE_ENABLED, Row.STATE_ACCEL, Row.STATE_RX_SUSP, Row.STATE_TX_SUSP,
-    Row.STATE_INTR, Row.STATE_ROCE, Row.STATE_NO_DF, Row.STATE_GROUP, Row.STATE_PRIO, Row.STATE_HART)
+    Row.STATE_INTR, Row.STATE_ROCE, Row.STATE_NO_DF, Row.STATE_GROUP, Row.STATE_PRIO, Row.STATE_HART,
+    Row.STATE_TOS, Row.STATE_TTL)
   val rowWriteVal = Reg(UInt(64.W))
   val kernelOnly = Seq(Row.LOCAL, Row.REMOTE, Row.OWNER_ASID, Row.OWNER_COOKIE, Row.DST_MAC, Row.RX_BASE,
     Row.RX_SIZE, Row.TX_BASE, Row.TX_SIZE, Row.RX_WPTR, Row.TX_RPTR, Row.RX_PKTS, Row.RX_BYTES, Row.RX_DROPS,

@@ -13,6 +13,8 @@ class TxCmd extends Bundle {
   val len = UInt(Consts.LenBits.W) // payload bytes, at most MAX_PAYLOAD
   val roce = Bool() // the row's STATE.ROCE: the last 4 payload bytes become the ICRC
   val noDf = Bool() // the row's STATE.NO_DF: the IPv4 DF flag stays clear
+  val tos = UInt(8.W) // the row's STATE.TOS
+  val ttl = UInt(8.W) // the row's TTL (STATE.TTL, 64 for 0)
 }
 
 /** One client of the TX header builder: the command, then ceil(len/8) payload words, then
@@ -24,7 +26,7 @@ class TxClient extends Bundle {
 }
 
 /** TX header builder: collects a payload (store and forward, summing it on the way in), builds
-  * the Ethernet, IPv4 (DF unless the row's NO_DF, TTL 64, running identification) and UDP headers with both
+  * the Ethernet, IPv4 (the row's TOS and TTL, DF unless its NO_DF, running identification) and UDP headers with both
   * checksums, and sends the frame on the AXI-Stream output. Serves its clients one datagram at
   * a time in fixed priority. `startTime` is `time` in the cycle the frame's first beat was
   * taken by the MAC side: the frame's TX_TSTAMP, valid from `sent` until the next frame starts.
@@ -94,7 +96,7 @@ class TxBuilder(nClients: Int) extends Module {
   val ulen = cmd.len +& 8.U
   val tot = cmd.len +& 28.U
   val flags = Mux(cmd.noDf, 0.U(16.W), 0x4000.U(16.W))
-  val ipSum = Seq(0x4500.U, tot, ipId, flags, 0x4011.U,
+  val ipSum = Seq(Cat(0x45.U(8.W), cmd.tos), tot, ipId, flags, Cat(cmd.ttl, 17.U(8.W)),
     cmd.sip(31, 16), cmd.sip(15, 0), cmd.dip(31, 16), cmd.dip(15, 0)).map(_.pad(20)).reduce(_ +& _)
   val ipCsum = ~Csum.fold(ipSum)
   val udpSum = Seq(cmd.sip(31, 16), cmd.sip(15, 0), cmd.dip(31, 16), cmd.dip(15, 0), 17.U, ulen,
@@ -105,7 +107,7 @@ class TxBuilder(nClients: Int) extends Module {
   def be32(v: UInt): Seq[UInt] = Seq(v(31, 24), v(23, 16), v(15, 8), v(7, 0))
   val hdrBytes: Seq[UInt] =
     (0 until 6).map(i => cmd.dmac(8 * i + 7, 8 * i)) ++ (0 until 6).map(i => io.mac(8 * i + 7, 8 * i)) ++
-      Seq(0x08.U, 0x00.U, 0x45.U, 0x00.U) ++ be16(tot) ++ be16(ipId) ++ Seq(flags(15, 8), 0.U, 64.U, 17.U) ++
+      Seq(0x08.U, 0x00.U, 0x45.U, cmd.tos) ++ be16(tot) ++ be16(ipId) ++ Seq(flags(15, 8), 0.U, cmd.ttl, 17.U) ++
       be16(ipCsum) ++ be32(cmd.sip) ++ be32(cmd.dip) ++ be16(cmd.sport) ++ be16(cmd.dport) ++
       be16(ulen) ++ be16(udpCsum)
   require(hdrBytes.length == 42)

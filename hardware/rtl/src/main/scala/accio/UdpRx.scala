@@ -140,6 +140,9 @@ class UdpRx(p: UncoreParams) extends Module with Sequencer {
 
   val row = Reg(UInt(p.rowBits.W))
   val recSip = Reg(UInt(32.W))
+  val recDip = Reg(UInt(32.W))
+  val recTos = Reg(UInt(8.W))
+  val recTtl = Reg(UInt(8.W))
   val recSport = Reg(UInt(16.W))
   val recLen = Reg(UInt(Consts.LenBits.W))
   val payOff = Reg(UInt(8.W)) // frame offset of the payload
@@ -162,6 +165,9 @@ class UdpRx(p: UncoreParams) extends Module with Sequencer {
     missPort := dport
     row := io.hit.bits
     recSip := sip
+    recDip := dip
+    recTos := hdr(15)
+    recTtl := hdr(22)
     recSport := sport
     recLen := plen
     payOff := udpOff + 8.U
@@ -242,7 +248,10 @@ class UdpRx(p: UncoreParams) extends Module with Sequencer {
     (recLen, Contract.RX_REC_LEN, Contract.RX_REC_LEN_SIZE),
     (recSport, Contract.RX_REC_SPORT, Contract.RX_REC_SPORT_SIZE),
     (recSip, Contract.RX_REC_SIP, Contract.RX_REC_SIP_SIZE),
-    (io.time, Contract.RX_REC_TSTAMP, Contract.RX_REC_TSTAMP_SIZE))
+    (io.time, Contract.RX_REC_TSTAMP, Contract.RX_REC_TSTAMP_SIZE),
+    (recTos, Contract.RX_REC_TOS, Contract.RX_REC_TOS_SIZE),
+    (recTtl, Contract.RX_REC_TTL, Contract.RX_REC_TTL_SIZE),
+    (recDip, Contract.RX_REC_DIP, Contract.RX_REC_DIP_SIZE))
   val at = payOff +& ((outBeat - hdrWords.U) << 3)
   val q = at >> 3
   val shifted = (Cat(buf(q + 1.U), buf(q)) >> Cat(at(2, 0), 0.U(3.W)))(63, 0)

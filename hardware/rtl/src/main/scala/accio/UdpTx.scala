@@ -84,6 +84,8 @@ class UdpTx(p: UncoreParams) extends Module with Sequencer {
   io.builder.cmd.bits.len := hLen
   io.builder.cmd.bits.roce := sh.roce
   io.builder.cmd.bits.noDf := sh.noDf
+  io.builder.cmd.bits.tos := sh.tos
+  io.builder.cmd.bits.ttl := sh.ttl
   io.builder.data.valid := false.B
   io.builder.data.bits := rd.io.data.bits
   io.builder.fin.valid := false.B

@@ -27,12 +27,12 @@ object Ref {
   def fold(s0: Long): Int = { var s = s0; while ((s >> 16) != 0) s = (s & 0xffff) + (s >> 16); s.toInt }
   def macBytes(m: BigInt): Seq[Byte] = (0 until 6).map(i => ((m >> (8 * i)) & 0xff).toByte)
 
-  /** A datagram as the engine transmits it (identification `id`, DF, TTL 64). */
+  /** A datagram as the engine transmits it (identification `id`, DF, TOS `tos`, TTL `ttl`). */
   def udpFrame(dmac: BigInt, smac: BigInt, sip: Long, sport: Int, dip: Long, dport: Int, id: Int,
-    payload: Seq[Byte]): Array[Byte] = {
+    payload: Seq[Byte], tos: Int = 0, ttl: Int = 64): Array[Byte] = {
     val ulen = 8 + payload.length
-    val ipNoCsum = Seq[Byte](0x45, 0) ++ be16(20 + ulen) ++ be16(id) ++ Seq[Byte](0x40, 0, 64, 17, 0, 0) ++
-      be32(sip) ++ be32(dip)
+    val ipNoCsum = Seq[Byte](0x45, tos.toByte) ++ be16(20 + ulen) ++ be16(id) ++
+      Seq[Byte](0x40, 0, ttl.toByte, 17, 0, 0) ++ be32(sip) ++ be32(dip)
     val ipc = ~fold(sum(ipNoCsum)) & 0xffff
     val ip = ipNoCsum.take(10) ++ be16(ipc) ++ ipNoCsum.drop(12)
     val pseudo = be32(sip) ++ be32(dip) ++ Seq[Byte](0, 17) ++ be16(ulen)
@@ -48,8 +48,8 @@ object Ref {
     * ICRC, with TOS, TTL, both checksums and the BTH's reserved byte as ones), least significant
     * byte first, and the UDP checksum over it. */
   def roceFrame(dmac: BigInt, smac: BigInt, sip: Long, sport: Int, dip: Long, dport: Int, id: Int,
-    payload: Seq[Byte]): Array[Byte] = {
-    val f = udpFrame(dmac, smac, sip, sport, dip, dport, id, payload)
+    payload: Seq[Byte], tos: Int = 0, ttl: Int = 64): Array[Byte] = {
+    val f = udpFrame(dmac, smac, sip, sport, dip, dport, id, payload, tos, ttl)
     val masked = f.slice(14, f.length - 4).clone()
     for (o <- Seq(15, 22, 24, 25, 40, 41, 46)) masked(o - 14) = 0xff.toByte
     val crc = new java.util.zip.CRC32
@@ -57,7 +57,7 @@ object Ref {
     crc.update(masked)
     val v = crc.getValue
     val icrc = (0 until 4).map(i => ((v >> (8 * i)) & 0xff).toByte)
-    udpFrame(dmac, smac, sip, sport, dip, dport, id, payload.dropRight(4) ++ icrc)
+    udpFrame(dmac, smac, sip, sport, dip, dport, id, payload.dropRight(4) ++ icrc, tos, ttl)
   }
 
   /** A received datagram: a frame as a peer sends it to the station (identification 0). */

@@ -287,13 +287,13 @@ class UnitSpec extends AnyFunSuite {
       val rnd = new Random(7)
       var now = BigInt(5000) // the time input moves every cycle while a frame goes out
       def send(client: Int, len: Int, ok: Boolean, backpressure: Boolean, id: Int = 0,
-        roce: Boolean = false): (Seq[Byte], Option[Array[Byte]]) = {
+        roce: Boolean = false, tos: Int = 0, ttl: Int = 64): (Seq[Byte], Option[Array[Byte]]) = {
         val c = io.clients(client)
         val payload = Seq.fill(len)(rnd.nextInt(256).toByte)
         val sip = 0x0a00020fL; val dip = rnd.nextInt(1 << 30).toLong
         c.cmd.valid.poke(true.B); c.cmd.bits.dmac.poke(BigInt("aa0000005452", 16).U); c.cmd.bits.sip.poke(sip.U)
         c.cmd.bits.sport.poke(5000.U); c.cmd.bits.dip.poke(dip.U); c.cmd.bits.dport.poke(7000.U); c.cmd.bits.len.poke(len.U)
-        c.cmd.bits.roce.poke(roce.B)
+        c.cmd.bits.roce.poke(roce.B); c.cmd.bits.tos.poke(tos.U); c.cmd.bits.ttl.poke(ttl.U)
         while (!c.cmd.ready.peek().litToBoolean) d.clock.step()
         d.clock.step(); c.cmd.valid.poke(false.B)
         // garbage beyond the length must not reach the checksum
@@ -327,16 +327,19 @@ class UnitSpec extends AnyFunSuite {
         // the stamp: the time in the cycle the first beat was taken
         first.foreach(t => assert(io.startTime.peek().litValue == t, s"length $len: start time"))
         // a payload shorter than a BTH and an ICRC carries none
-        val want = if (roce && len >= 16) Ref.roceFrame(BigInt("aa0000005452", 16), mac, sip, 5000, dip, 7000, id, payload)
-          else Ref.udpFrame(BigInt("aa0000005452", 16), mac, sip, 5000, dip, 7000, id, payload)
+        val want = if (roce && len >= 16) Ref.roceFrame(BigInt("aa0000005452", 16), mac, sip, 5000, dip, 7000, id, payload, tos, ttl)
+          else Ref.udpFrame(BigInt("aa0000005452", 16), mac, sip, 5000, dip, 7000, id, payload, tos, ttl)
         (want.toSeq, if (done) Some(out.toArray) else None)
       }
       var id = 0
       val plain = Seq(0, 1, 2, 5, 6, 7, 8, 9, 63, 64, 65, 1000, 1471, 1472).map((_, false))
       // RoCEv2: the ICRC at every offset in an 8-byte word, across two words too; 15 carries none
       val roce = Seq(15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 33, 100, 1472).map((_, true))
+      // every fourth datagram with a row's TOS and TTL other than the defaults (the RoCEv2 ICRC
+      // reads both as ones)
       for (((len, r), i) <- (plain ++ roce).zipWithIndex) {
-        val (want0, got) = send(i % 2, len, ok = true, backpressure = i % 3 == 0, id = id, roce = r)
+        val (tos, ttl) = if (i % 4 == 1) (0xb9, 1 + i) else (0, 64)
+        val (want0, got) = send(i % 2, len, ok = true, backpressure = i % 3 == 0, id = id, roce = r, tos = tos, ttl = ttl)
         val want = want0.toArray
         assert(got.isDefined, s"no frame for length $len")
         assert(got.get.sameElements(want),

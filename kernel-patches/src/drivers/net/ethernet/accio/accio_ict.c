@@ -630,7 +630,9 @@ static unsigned int accio_row_evict(struct accio_row *row, bool reclaim)
 			    ACCIO_UNCORE_ROW_STATE_ROCE_MASK |
 			    ACCIO_UNCORE_ROW_STATE_NO_DF_MASK |
 			    ACCIO_UNCORE_ROW_STATE_GROUP_MASK |
-			    ACCIO_UNCORE_ROW_STATE_PRIO_MASK);
+			    ACCIO_UNCORE_ROW_STATE_PRIO_MASK |
+			    ACCIO_UNCORE_ROW_STATE_TOS_MASK |
+			    ACCIO_UNCORE_ROW_STATE_TTL_MASK);
 	writeq(0, regs + ACCIO_UNCORE_ROW_OWNER_ASID);
 	writeq(0, regs + ACCIO_UNCORE_ROW_OWNER_COOKIE);
 	row->regs = NULL;
@@ -1414,14 +1416,13 @@ static void accio_row_return_rx(struct accio_row *row)
 	u64 rptr = row_get(row, ACCIO_UNCORE_ROW_RX_RPTR);
 	u64 wptr = row_get(row, ACCIO_UNCORE_ROW_RX_WPTR);
 	struct sock *sk = row->sk;
-	__be32 daddr = inet_sk(sk)->inet_rcv_saddr;
 	__be16 dport = inet_sk(sk)->inet_sport;
 	u8 hdr[ACCIO_RX_HDR];
 	struct sk_buff *skb;
 	struct udphdr *uh;
 	struct iphdr *iph;
 	u16 len, sport;
-	u32 sip;
+	u32 sip, dip;
 	u64 ts;
 
 	if (wptr - rptr > row->rx_bytes)
@@ -1432,6 +1433,7 @@ static void accio_row_return_rx(struct accio_row *row)
 		sport = get_unaligned_le16(hdr + ACCIO_RX_REC_SPORT);
 		sip = get_unaligned_le32(hdr + ACCIO_RX_REC_SIP);
 		ts = get_unaligned_le64(hdr + ACCIO_RX_REC_TSTAMP);
+		dip = get_unaligned_le32(hdr + ACCIO_RX_REC_DIP);
 		if (len > ACCIO_MAX_PAYLOAD ||
 		    ALIGN(ACCIO_RX_HDR + len, ACCIO_REC_ALIGN) > wptr - rptr)
 			break;
@@ -1445,11 +1447,12 @@ static void accio_row_return_rx(struct accio_row *row)
 		accio_ring_copy(row, rptr + ACCIO_RX_HDR, skb_put(skb, len), len);
 		iph->version = 4;
 		iph->ihl = 5;
-		iph->ttl = 64;
+		iph->tos = hdr[ACCIO_RX_REC_TOS];
+		iph->ttl = hdr[ACCIO_RX_REC_TTL];
 		iph->protocol = IPPROTO_UDP;
 		iph->tot_len = htons(sizeof(*iph) + sizeof(*uh) + len);
 		iph->saddr = htonl(sip);
-		iph->daddr = daddr;
+		iph->daddr = htonl(dip);
 		uh->source = htons(sport);
 		uh->dest = dport;
 		uh->len = htons(sizeof(*uh) + len);
@@ -1761,22 +1764,31 @@ static int accio_ring_bytes(u32 *bytes)
 }
 
 /* What the socket asks of the frames and the receive path that the engine
- * follows: no DF when its path MTU discovery is off (Linux sets DF only for
- * IP_PMTUDISC_DO and _WANT), and membership of a group that shares its
+ * follows: its TOS byte (IP_TOS) and TTL (IP_TTL, else the namespace's
+ * default), no DF when its path MTU discovery is off (Linux sets DF only
+ * for IP_PMTUDISC_DO and _WANT), and membership of a group that shares its
  * address and port (SO_REUSEPORT): the engine spreads the group's
  * datagrams over its rows by a hash of the source, as the stack spreads
  * them over the group's sockets.
  */
 static u64 accio_sock_state(struct sock *sk)
 {
-	u8 pmtudisc;
+	struct inet_sock *inet = inet_sk(sk);
+	int ttl;
+	u8 pmtudisc, tos;
 	u64 st = 0;
 	bool group;
 
 	lock_sock(sk);
-	pmtudisc = inet_sk(sk)->pmtudisc;
+	pmtudisc = inet->pmtudisc;
+	tos = inet->tos;
+	ttl = inet->uc_ttl;
 	group = sk->sk_reuseport;
 	release_sock(sk);
+	if (ttl < 0)
+		ttl = READ_ONCE(sock_net(sk)->ipv4.sysctl_ip_default_ttl);
+	st |= (u64)tos << ACCIO_UNCORE_ROW_STATE_TOS_SHIFT;
+	st |= (u64)(ttl & 0xff) << ACCIO_UNCORE_ROW_STATE_TTL_SHIFT;
 	if (pmtudisc != IP_PMTUDISC_DO && pmtudisc != IP_PMTUDISC_WANT)
 		st |= ACCIO_UNCORE_ROW_STATE_NO_DF_MASK;
 	if (group)
