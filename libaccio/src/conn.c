@@ -354,6 +354,25 @@ void conn_release(struct sock *s, int closing)
 	graveyard_add(c);
 }
 
+/*
+ * The socket's TOS, TTL or DF choice changed (bits: its new ROW_* bits):
+ * the row takes them in place once the TX ring's datagrams, sent with the
+ * old ones, have left. 0, or -1 when the kernel cannot (an older one).
+ * Table lock held.
+ */
+int conn_sync_hdr(struct conn *c, int bits)
+{
+	int r;
+
+	rlock_take(&c->tx_lock);
+	tx_drain(c, 1000);
+	r = syscall(SYS_ioctl, c->r.fd, ACCIO_IOC_SYNC);
+	if (r == 0)
+		c->row_bits = bits;
+	rlock_release(&c->tx_lock);
+	return r;
+}
+
 /* ---- ring locks ------------------------------------------------------- */
 
 /* Contended: mark the lock as having waiters and sleep until released. */

@@ -155,6 +155,8 @@ struct sock {
 #define ROW_TOS_SHIFT	8	/* IP_TOS, 8 bits */
 #define ROW_TTL_SHIFT	16	/* IP_TTL, 8 bits */
 #define ROW_TOS(bits)	(((bits) >> ROW_TOS_SHIFT) & 0xff)
+/* what a row takes in place (ACCIO_IOC_SYNC), without a new row */
+#define ROW_HDR_BITS	(ROW_NO_DF | 0xff << ROW_TOS_SHIFT | 0xff << ROW_TTL_SHIFT)
 #define ROW_TTL(bits)	(((bits) >> ROW_TTL_SHIFT) & 0xff)
 
 /* Linux's option numbers the C libraries' headers may lack (asm-generic) */
@@ -300,6 +302,7 @@ HIDDEN void stats_file_remove(void);			/* at exit */
 /* ---- conn.c ---- */
 HIDDEN int conn_create(struct sock *s);			/* table lock held */
 HIDDEN void conn_release(struct sock *s, int closing);	/* table lock held */
+HIDDEN int conn_sync_hdr(struct conn *c, int bits);	/* table lock held */
 HIDDEN int ensure_bound(int fd, uint16_t *lport);
 HIDDEN uint32_t ring_size_for(int bytes);
 /* system calls with a program's msghdr: musl's padding cleared first */

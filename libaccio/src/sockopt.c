@@ -161,9 +161,12 @@ int sock_may_accelerate(struct sock *s)
 
 /*
  * After a setsockopt the kernel accepted (table lock not held). A socket
- * whose ring is smaller than its new buffer, or whose DF or group choice
+ * whose ring is smaller than its new buffer, or whose group choice
  * changed, gets a new row; its unread datagrams come back through the
- * kernel socket, in order.
+ * kernel socket, in order. A new TOS, TTL or DF choice the row takes in
+ * place: a relay that passes each datagram's TTL on sets IP_TTL often, and
+ * a new row would also leave and rejoin its SO_REUSEPORT group, which
+ * moves the group's flows for that moment.
  */
 void sock_setopt(struct sock *s, int level, int name)
 {
@@ -194,8 +197,10 @@ void sock_setopt(struct sock *s, int level, int name)
 	c = s->conn;
 	if (c && ((s->rcvbuf && c->r.rx_bytes < ring_size_for(s->rcvbuf)) ||
 		  (s->sndbuf && c->r.tx_bytes < ring_size_for(s->sndbuf)) ||
-		  c->row_bits != s->row_bits))
+		  ((c->row_bits ^ s->row_bits) & ~ROW_HDR_BITS)))
 		resize = 1;	/* the kernel programs a new row as it is now */
+	else if (c && c->row_bits != s->row_bits && conn_sync_hdr(c, s->row_bits) < 0)
+		resize = 1;
 	if (resize) {
 		conn_release(s, 0);
 		if (conn_create(s) < 0)

@@ -115,8 +115,9 @@ def test_tos_and_ttl_through_the_rows(tmp_path):
     builds each frame with the row's STATE.TOS and STATE.TTL, the RX record
     carries the header's), and the wire shows the header fields. A control
     message with the socket's own TOS stays on the ring; another TOS or TTL
-    goes through the kernel. Before, such sockets were kept on the kernel
-    path (kernel:ip_recvtos, kernel:ip_header)."""
+    goes through the kernel. A new IP_TTL or IP_TOS on the socket changes
+    its row in place, after the datagrams sent before. Before, such sockets
+    were kept on the kernel path (kernel:ip_recvtos, kernel:ip_header)."""
     glibc = "LD_PRELOAD=/usr/lib/riscv64-linux-gnu/libaccio.so ACCIO_STATS=1"
     run = "python3 /opt/t/udp_tos.py"
     server = (f"{glibc} {run} server 7200 & {run} server 7201 & sleep 1;"
@@ -128,27 +129,33 @@ def test_tos_and_ttl_through_the_rows(tmp_path):
     assert rc.rc == 0 and "client_done" in rc.output, rc.output + rc.console[-2000:]
     acc, linux = rc.output.split("@@accio@@")[1].split("@@linux@@")
     lines = [l for l in linux.splitlines() if " | back " in l]
-    assert len(lines) == 7 and lines == [l for l in acc.splitlines() if " | back " in l], (acc, linux)
+    assert len(lines) == 11 and lines == [l for l in acc.splitlines() if " | back " in l], \
+        (acc, linux)
     assert lines[0] == "req0 tos=0xb9 ttl=17 dst=10.0.3.1 | back tos=0x2a ttl=33 dst=10.0.3.2"
     assert lines[4].startswith("cm-tos tos=0x2 ttl=17 ") and lines[6].startswith("cm-ttl tos=0xb9 ttl=5 ")
+    assert lines[7].startswith("ttl-9-before tos=0xb9 ttl=17 ") and lines[8].startswith("ttl-9 tos=0xb9 ttl=9 ")
+    assert lines[9].startswith("tos-ecn0-before tos=0xb9 ttl=9 ") and \
+        lines[10].startswith("tos-ecn0 tos=0x2 ttl=9 ")
+    # one row all along: a new IP_TTL or IP_TOS changes it in place (one
+    # statistics line, at the exit; a new row would print one when it replaced it)
     (st,) = [dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", line))
              for line in re.findall(r"^accio: (fd=.*)$", acc, re.M)]
-    # 4 requests and the one whose control message names the socket's TOS
-    # through the ring, the other two through the kernel; every answer
-    # through the ring
-    assert st["tx_ring"] + st["tx_mmio"] == 5 and st["tx_kernel"] == 2, st
-    assert st["rx_ring"] == 7 and st["rx_kernel"] == 0, st
+    # 4 requests, the one whose control message names the socket's TOS and
+    # the four around the changes through the ring, the other two through
+    # the kernel; every answer through the ring
+    assert st["tx_ring"] + st["tx_mmio"] == 9 and st["tx_kernel"] == 2, st
+    assert st["rx_ring"] == 11 and st["rx_kernel"] == 0, st
     # the server's socket on port 7200 answered from its row, none through the kernel
     rows = [l.split() for l in rs.output.splitlines() if l.split()[1:2] == ["python3"]]
     assert rows and all(r[-1] == "ring" for r in rows), rs.output[-2000:]
-    assert max(int(r[9]) for r in rows if r[9].isdigit()) == 7, rows[-3:]
+    assert max(int(r[9]) for r in rows if r[9].isdigit()) == 11, rows[-3:]
     # the client's frames to port 7200 on the wire: TOS and TTL as sent
     seen = {}
     for _, f, _ in wirecap.read_pcap(str(tmp_path / "client.pcap")):
         if (f[6:12] == bytes.fromhex("525400acc102") and f[12:14] == b"\x08\x00" and
                 f[23] == 17 and f[36:38] == (7200).to_bytes(2, "big")):
             seen[(f[15], f[22])] = seen.get((f[15], f[22]), 0) + 1
-    assert seen == {(0xb9, 17): 5, (0x02, 17): 1, (0xb9, 5): 1}, seen
+    assert seen == {(0xb9, 17): 6, (0x02, 17): 1, (0xb9, 5): 1, (0xb9, 9): 2, (0x02, 9): 1}, seen
 
 
 @pytest.mark.skipif(debian_unavailable() is not None, reason=str(debian_unavailable()))

@@ -5,7 +5,9 @@ and relays (TURN servers) use them.
 
   udp_tos.py server PORT     answer each datagram with what its header held
   udp_tos.py client IP PORT  N requests, then one each with an IP_TOS and
-                             an IP_TTL control message; print what came back
+                             an IP_TTL control message, then the socket's
+                             IP_TTL and IP_TOS changed between two
+                             requests; print what came back
 
 Each line the client prints is the same on Linux sockets and on any
 correct implementation of them."""
@@ -62,7 +64,19 @@ def client(ip, port, n):
     cm_ttl = [(socket.IPPROTO_IP, socket.IP_TTL, struct.pack("i", 5))]
     sends = [(b"req%d" % i, []) for i in range(n)]
     sends += [(b"cm-tos", cm_tos), (b"cm-same", cm_same), (b"cm-ttl", cm_ttl)]
-    for payload, cm in sends:
+    for payload, cm in sends + [(b"ttl-9", None), (b"tos-ecn0", None)]:
+        if cm is None:
+            # new values for the socket itself (as a relay passing each
+            # datagram's TTL on sets them), its datagrams in flight
+            s.send(payload + b"-before")
+            if payload == b"ttl-9":
+                s.setsockopt(socket.IPPROTO_IP, socket.IP_TTL, 9)
+            else:
+                s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 0x02)
+            cm = []
+            data, anc, _, _ = s.recvmsg(2048, 256)
+            tos, ttl, dst = fields(anc)
+            print(f"{data.decode()} | back tos={tos:#x} ttl={ttl} dst={dst}", flush=True)
         s.sendmsg([payload], cm)
         data, anc, _, _ = s.recvmsg(2048, 256)
         tos, ttl, dst = fields(anc)

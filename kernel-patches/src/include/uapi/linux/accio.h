@@ -104,5 +104,12 @@ struct accio_route {
  * if the row serves no queue pair.
  */
 #define ACCIO_IOC_NOTIFY	_IOW('a', 3, __u32)
+/*
+ * The row takes the socket's IP_TOS, IP_TTL and path MTU discovery (DF) as
+ * they are now, in place (STATE.TOS, STATE.TTL, STATE.NO_DF): the frames
+ * the engine builds from then on carry them, and the row keeps its rings,
+ * its datagrams and its place in a SO_REUSEPORT group. No argument.
+ */
+#define ACCIO_IOC_SYNC		_IO('a', 4)
 
 #endif /* _UAPI_LINUX_ACCIO_H */

@@ -1255,6 +1255,25 @@ static long accio_row_ioctl_notify(struct accio_row *row, u32 __user *uside)
 	return err;
 }
 
+static u64 accio_sock_state(struct sock *sk);
+
+/* ACCIO_IOC_SYNC: the socket's header choices into the row's STATE, in
+ * place, installed or saved.
+ */
+static void accio_row_sync(struct accio_row *row)
+{
+	const u64 m = ACCIO_UNCORE_ROW_STATE_TOS_MASK |
+		      ACCIO_UNCORE_ROW_STATE_TTL_MASK |
+		      ACCIO_UNCORE_ROW_STATE_NO_DF_MASK;
+	u64 st = accio_sock_state(row->sk) & m;
+	unsigned long flags;
+
+	spin_lock_irqsave(&row->slot_lock, flags);
+	row_wr(row, ACCIO_UNCORE_ROW_STATE,
+	       (row_rd(row, ACCIO_UNCORE_ROW_STATE) & ~m) | st);
+	spin_unlock_irqrestore(&row->slot_lock, flags);
+}
+
 static long accio_row_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 {
 	struct accio_row *row = f->private_data;
@@ -1273,6 +1292,9 @@ static long accio_row_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		return accio_row_route(row, r.ip);
 	case ACCIO_IOC_NOTIFY:
 		return accio_row_ioctl_notify(row, (u32 __user *)arg);
+	case ACCIO_IOC_SYNC:
+		accio_row_sync(row);
+		return 0;
 	}
 	return -ENOTTY;
 }
