@@ -903,6 +903,44 @@ static void sender_bounds(void)
 	long r;
 
 	printf("== bounds\n");
+	/*
+	 * A UDP_SEGMENT control message cuts one sendmsg, from two buffers,
+	 * into datagrams of 400 bytes and the rest; one larger than a frame
+	 * carries is refused.
+	 */
+	{
+		union {
+			struct cmsghdr h;
+			char b[CMSG_SPACE(sizeof(uint16_t))];
+		} cm;
+		struct iovec iov[2] = { { out, 700 }, { out + 700, 300 } };
+		struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2,
+				    .msg_control = cm.b, .msg_controllen = sizeof(cm.b) };
+		uint16_t gso = 400;
+
+		fill(out, 3000, 16);
+		memset(&cm, 0, sizeof(cm));
+		cm.h.cmsg_level = SOL_UDP;
+		cm.h.cmsg_type = UDP_SEGMENT;
+		cm.h.cmsg_len = CMSG_LEN(sizeof(gso));
+		memcpy(CMSG_DATA(&cm.h), &gso, sizeof(gso));
+		CASE("gso-connect", connect(fd, (struct sockaddr *)&peer, sizeof(peer)), "%s", "");
+		CASE("send-gso-cmsg", sendmsg(fd, &m, 0), "%s", "");
+		for (i = 0; i < 3; i++) {
+			seg = i < 2 ? 400 : 200;
+			report("readable-gso", 0, 0, "yes=%d", readable(fd, 3000));
+			r = recv(fd, buf, sizeof(buf), 0);
+			report("recv-gso", r, errno, "same=%d",
+			       r == seg && !memcmp(buf, out + 400 * i, seg));
+		}
+		gso = 1500;
+		memcpy(CMSG_DATA(&cm.h), &gso, sizeof(gso));
+		iov[0].iov_len = 1600;
+		iov[1].iov_len = 1400;
+		CASE("send-gso-too-large", sendmsg(fd, &m, 0), "%s", "");
+		close(fd);
+	}
+	fd = udp_socket();
 	CASE("bounds-connect", connect(fd, (struct sockaddr *)&peer, sizeof(peer)), "%s", "");
 
 	fill(out, 300, 11);

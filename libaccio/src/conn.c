@@ -218,6 +218,7 @@ int conn_create(struct sock *s)
 	c->sock = s;
 	c->ifindex = ifindex_of(s->fd, c->r.local_ip, &c->max_payload);
 	c->row_bits = s->row_bits;
+	c->hdr_bits = s->row_bits & ROW_HDR_BITS;
 	c->st = &c->own_st;
 	c->slot = -1;
 	fd_mark_rowfd(c->r.fd, 1);
@@ -355,22 +356,26 @@ void conn_release(struct sock *s, int closing)
 }
 
 /*
- * The socket's TOS, TTL or DF choice changed (bits: its new ROW_* bits):
- * the row takes them in place once the TX ring's datagrams, sent with the
- * old ones, have left. 0, or -1 when the kernel cannot (an older one).
- * Table lock held.
+ * The row's frames from now on carry the TOS, TTL and DF of bits (ROW_*),
+ * set in place once the TX ring's datagrams, sent with the old ones, have
+ * left. 0, or -1 when they could not leave or the kernel cannot (an older
+ * one): the caller then takes the kernel's path. TX lock held.
  */
-int conn_sync_hdr(struct conn *c, int bits)
+int conn_set_hdr(struct conn *c, int bits)
 {
-	int r;
+	struct accio_hdr h = {
+		.tos = ROW_TOS(bits), .ttl = ROW_TTL(bits), .df = !(bits & ROW_NO_DF),
+	};
 
-	rlock_take(&c->tx_lock);
+	bits &= ROW_HDR_BITS;
+	if (bits == c->hdr_bits)
+		return 0;
 	tx_drain(c, 1000);
-	r = syscall(SYS_ioctl, c->r.fd, ACCIO_IOC_SYNC);
-	if (r == 0)
-		c->row_bits = bits;
-	rlock_release(&c->tx_lock);
-	return r;
+	if (c->tx_wptr != row_reg(&c->r, ACCIO_ROW_TX_RPTR) ||
+	    syscall(SYS_ioctl, c->r.fd, ACCIO_IOC_HDR, &h) < 0)
+		return -1;
+	c->hdr_bits = bits;
+	return 0;
 }
 
 /* ---- ring locks ------------------------------------------------------- */
@@ -1364,12 +1369,14 @@ static ssize_t kernel_send(struct conn *c, int fd, const struct msghdr *m, int f
 /*
  * Control messages a datagram may carry on the ring: IP_PKTINFO that names
  * the row's own source - address 0 or the row's, interface 0 or the row's
- * (what a server that answers from the address a query came to passes) -
- * and IP_TOS or IP_TTL equal to the socket's, which the row's frames carry
- * (an ECN-capable sender marks every datagram so). Anything else, and
- * malformed ones (the kernel's errors), go to the kernel.
+ * (what a server that answers from the address a query came to passes) -,
+ * IP_TOS or IP_TTL equal to the socket's, which the row's frames carry
+ * (an ECN-capable sender marks every datagram so), and UDP_SEGMENT (*gso:
+ * the send is cut into datagrams of that size, as QUIC stacks send). Anything
+ * else, and malformed ones (the kernel's errors), go to the kernel.
  */
-static int tx_cmsgs_ok(struct conn *c, const struct msghdr *m)
+static int tx_cmsgs_ok(struct conn *c, const struct msghdr *m, uint16_t *gso,
+		       int *tos, int *ttl)
 {
 	const uint8_t *p = m->msg_control, *end = p + m->msg_controllen;
 	struct cmsghdr h;
@@ -1379,11 +1386,16 @@ static int tx_cmsgs_ok(struct conn *c, const struct msghdr *m)
 		return 0;
 	while ((size_t)(end - p) >= sizeof(h)) {
 		memcpy(&h, p, sizeof(h));
-		if (h.cmsg_len < sizeof(h) || h.cmsg_len > (size_t)(end - p) ||
-		    h.cmsg_level != SOL_IP)
+		if (h.cmsg_len < sizeof(h) || h.cmsg_len > (size_t)(end - p))
 			return 0;
-		if (h.cmsg_type == IP_TOS || h.cmsg_type == IP_TTL) {
-			/* the row's own TOS byte or TTL (STATE.TOS, STATE.TTL) */
+		if (h.cmsg_level == SOL_UDP && h.cmsg_type == UDP_SEGMENT &&
+		    h.cmsg_len == CMSG_LEN(sizeof(*gso))) {
+			/* the send is cut into datagrams of this size */
+			memcpy(gso, p + CMSG_LEN(0), sizeof(*gso));
+		} else if (h.cmsg_level != SOL_IP) {
+			return 0;
+		} else if (h.cmsg_type == IP_TOS || h.cmsg_type == IP_TTL) {
+			/* this datagram's TOS byte or TTL; what the kernel refuses goes there */
 			int v = -1;
 			uint8_t b;
 
@@ -1393,9 +1405,9 @@ static int tx_cmsgs_ok(struct conn *c, const struct msghdr *m)
 				memcpy(&b, p + CMSG_LEN(0), 1);
 				v = b;
 			}
-			if (v != (h.cmsg_type == IP_TOS ? ROW_TOS(c->row_bits) :
-							  ROW_TTL(c->row_bits)))
+			if (v < (h.cmsg_type == IP_TTL) || v > 255)
 				return 0;
+			*(h.cmsg_type == IP_TOS ? tos : ttl) = v;
 		} else if (h.cmsg_type != IP_PKTINFO || h.cmsg_len != CMSG_LEN(sizeof(pi))) {
 			return 0;
 		} else {
@@ -1411,19 +1423,76 @@ static int tx_cmsgs_ok(struct conn *c, const struct msghdr *m)
 	return 1;
 }
 
+/*
+ * A send with a UDP_SEGMENT control message of gso bytes: datagrams of gso
+ * bytes and the rest, one record each, all in the ring or none (as the
+ * kernel sends them all or fails). TX lock held; released.
+ */
+static ssize_t send_segments(struct conn *c, int fd, const struct msghdr *m, int flags,
+			     size_t len, uint16_t gso, uint32_t ip, uint16_t port, int nonblock)
+{
+	uint8_t hdr[ACCIO_TX_HDR] HDR_ALIGN;
+	size_t nseg = (len + gso - 1) / gso, last = len - (nseg - 1) * gso, k, n, take;
+	size_t done, off = 0;
+	uint32_t total = (nseg - 1) * rec_tx_bytes(gso) + rec_tx_bytes(last);
+	uint64_t w;
+	int i = 0;
+
+	if (total > c->r.tx_bytes) {
+		rlock_release(&c->tx_lock);
+		return kernel_send(c, fd, m, flags);
+	}
+	if (tx_room(c, total, nonblock) < 0) {
+		rlock_release(&c->tx_lock);
+		return -1;
+	}
+	w = c->tx_wptr;
+	for (k = 0; k < nseg; k++) {
+		n = k + 1 < nseg ? gso : last;
+		rec_tx_encode(hdr, n, ip, port);
+		ring_write_hdr(c->r.tx, c->r.tx_bytes, w, hdr, ACCIO_TX_HDR);
+		for (done = 0; done < n; done += take) {
+			while (off == m->msg_iov[i].iov_len) {
+				i++;
+				off = 0;
+			}
+			take = m->msg_iov[i].iov_len - off;
+			if (take > n - done)
+				take = n - done;
+			ring_write(c->r.tx, c->r.tx_bytes, w + ACCIO_TX_HDR + done,
+				   (const uint8_t *)m->msg_iov[i].iov_base + off, take);
+			off += take;
+		}
+		w += rec_tx_bytes(n);
+	}
+	tx_publish(c, total);
+	c->st->tx_ring += nseg;
+	tx_stamp_want(c);
+	rlock_release(&c->tx_lock);
+	return len;
+}
+
 ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 {
 	const struct sockaddr_in *to = m->msg_name;
 	uint8_t hdr[ACCIO_TX_HDR] HDR_ALIGN;
 	uint32_t ip, rec;
-	uint16_t port;
+	uint16_t port, gso = 0;
 	size_t len = 0, done = 0;
-	int i, nonblock;
+	int i, nonblock, tos = -1, ttl = -1, want;
 
 	for (i = 0; i < (int)m->msg_iovlen; i++)
 		len += m->msg_iov[i].iov_len;
 	if (flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL) ||
-	    (m->msg_controllen && !tx_cmsgs_ok(c, m)) || len > c->max_payload)
+	    (m->msg_controllen && !tx_cmsgs_ok(c, m, &gso, &tos, &ttl)))
+		return kernel_send(c, fd, m, flags);
+	if (gso && len <= gso)
+		gso = 0;	/* one datagram, as the kernel sends it */
+	/*
+	 * Segments larger than a frame, or more than the kernel's 64: the
+	 * kernel's error
+	 */
+	if ((gso ? gso > c->max_payload || len > 64 * (size_t)gso : len > c->max_payload))
 		return kernel_send(c, fd, m, flags);
 	if (bad_iov(m->msg_iov, m->msg_iovlen)) {
 		errno = EFAULT;
@@ -1452,6 +1521,18 @@ ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 		rlock_release(&c->tx_lock);
 		return sys_sendmsg(fd, m, flags);
 	}
+	/* the header this datagram asks for: its control messages', else the socket's */
+	want = c->row_bits;
+	if (tos >= 0)
+		want = (want & ~(0xff << ROW_TOS_SHIFT)) | tos << ROW_TOS_SHIFT;
+	if (ttl >= 0)
+		want = (want & ~(0xff << ROW_TTL_SHIFT)) | ttl << ROW_TTL_SHIFT;
+	if ((want & ROW_HDR_BITS) != c->hdr_bits && conn_set_hdr(c, want) < 0) {
+		rlock_release(&c->tx_lock);
+		return kernel_send(c, fd, m, flags);
+	}
+	if (gso)
+		return send_segments(c, fd, m, flags, len, gso, ip, port, nonblock);
 	if ((int)len <= accio_cfg.mmio_max) {
 		mmio_send(c, hdr, m->msg_iov, m->msg_iovlen, len);
 		tx_stamp_want(c);
@@ -1511,6 +1592,7 @@ ssize_t conn_send(struct conn *c, int fd, const void *buf, size_t len, int flags
 	int free = 0;
 
 	if ((flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL)) || to || !c->r.remote_ip ||
+	    c->hdr_bits != (c->row_bits & ROW_HDR_BITS) ||
 	    len > c->max_payload || (int)len <= accio_cfg.mmio_max ||
 	    ((uintptr_t)buf & 7) || (len && (uintptr_t)buf < 4096) ||
 	    !__atomic_compare_exchange_n(&c->tx_lock.v, &free, 1, 0,

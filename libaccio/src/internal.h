@@ -102,7 +102,9 @@ struct conn {
 	uint64_t tx_rptr_seen;	/* TX_RPTR when last read: the engine is at least there */
 	int ifindex;		/* the interface of lip, 0: unknown */
 	uint32_t max_payload;	/* larger datagrams take the kernel (MTU) */
-	int row_bits;		/* the socket's ROW_* when the row was made */
+	int row_bits;		/* the socket's ROW_* the row follows */
+	int hdr_bits;		/* the row's header now (ROW_HDR_BITS): a datagram's
+				 * IP_TOS or IP_TTL message may have changed it */
 	int kernel_pending;	/* the kernel socket may hold datagrams */
 	int backlog;		/* those came before the row: read them first */
 	uint8_t *zc_tx;		/* outstanding zero-copy TX buffer */
@@ -155,7 +157,7 @@ struct sock {
 #define ROW_TOS_SHIFT	8	/* IP_TOS, 8 bits */
 #define ROW_TTL_SHIFT	16	/* IP_TTL, 8 bits */
 #define ROW_TOS(bits)	(((bits) >> ROW_TOS_SHIFT) & 0xff)
-/* what a row takes in place (ACCIO_IOC_SYNC), without a new row */
+/* what a row takes in place (ACCIO_IOC_HDR), without a new row */
 #define ROW_HDR_BITS	(ROW_NO_DF | 0xff << ROW_TOS_SHIFT | 0xff << ROW_TTL_SHIFT)
 #define ROW_TTL(bits)	(((bits) >> ROW_TTL_SHIFT) & 0xff)
 
@@ -187,6 +189,12 @@ struct sock {
 #endif
 #ifndef IP_RECVFRAGSIZE
 #define IP_RECVFRAGSIZE		25
+#endif
+#ifndef SOL_UDP
+#define SOL_UDP			17
+#endif
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT		103
 #endif
 
 /* Control messages a receive through the ring reproduces (struct sock.rxcm) */
@@ -302,7 +310,7 @@ HIDDEN void stats_file_remove(void);			/* at exit */
 /* ---- conn.c ---- */
 HIDDEN int conn_create(struct sock *s);			/* table lock held */
 HIDDEN void conn_release(struct sock *s, int closing);	/* table lock held */
-HIDDEN int conn_sync_hdr(struct conn *c, int bits);	/* table lock held */
+HIDDEN int conn_set_hdr(struct conn *c, int bits);	/* TX lock held */
 HIDDEN int ensure_bound(int fd, uint16_t *lport);
 HIDDEN uint32_t ring_size_for(int bytes);
 /* system calls with a program's msghdr: musl's padding cleared first */

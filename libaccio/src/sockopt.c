@@ -42,10 +42,6 @@
 #include "statfile.h"
 
 
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT 103
-#endif
-
 /* SO_TIMESTAMPING flags the ring serves (the rest: kernel path) */
 #define TS_RING (SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_RX_SOFTWARE | \
 		 SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_RAW_HARDWARE | \
@@ -199,8 +195,13 @@ void sock_setopt(struct sock *s, int level, int name)
 		  (s->sndbuf && c->r.tx_bytes < ring_size_for(s->sndbuf)) ||
 		  ((c->row_bits ^ s->row_bits) & ~ROW_HDR_BITS)))
 		resize = 1;	/* the kernel programs a new row as it is now */
-	else if (c && c->row_bits != s->row_bits && conn_sync_hdr(c, s->row_bits) < 0)
-		resize = 1;
+	else if (c && c->row_bits != s->row_bits) {
+		rlock_take(&c->tx_lock);
+		c->row_bits = s->row_bits;
+		if (conn_set_hdr(c, c->row_bits) < 0)
+			resize = 1;
+		rlock_release(&c->tx_lock);
+	}
 	if (resize) {
 		conn_release(s, 0);
 		if (conn_create(s) < 0)

@@ -74,6 +74,12 @@ ssize_t accio_zc_send(int fd, void *buf, size_t len,
 		errno = EDESTADDRREQ;
 		return -1;
 	}
+	/* the socket's header, if a datagram's control message changed it */
+	if (conn_set_hdr(c, c->row_bits) < 0) {
+		rlock_release(&c->tx_lock);
+		errno = EIO;
+		return -1;
+	}
 	rec_tx_encode(hdr, len, ip, port);
 	ring_write_hdr(c->r.tx, c->r.tx_bytes, c->tx_wptr, hdr, ACCIO_TX_HDR);
 	c->zc_tx = NULL;

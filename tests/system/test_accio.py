@@ -309,6 +309,12 @@ def test_posix_calls_return_what_linux_returns():
                  "recv-segment ret=200 errno=- same=1", "recv-bounds-plain ret=64 errno=- same=1"):
         assert line in linux, line
     assert linux.count("recv-segment ret=500 errno=- same=1") == 2, linux
+    # UDP_SEGMENT as a control message: 1000 bytes from two buffers in
+    # datagrams of 400, 400 and 200; a segment over a frame refused
+    assert "send-gso-cmsg ret=1000 errno=-" in linux and \
+        linux.count("recv-gso ret=400 errno=- same=1") == 2 and \
+        "recv-gso ret=200 errno=- same=1" in linux, linux
+    assert "send-gso-too-large ret=-1 errno=EMSGSIZE" in linux, linux
     # shutdown: the blocked reader ends, a queued datagram still comes, the
     # shut sending side refuses, poll shows the shut sides
     for line in ("shut-rd-wakes-reader ret=0 errno=-", "recv-shut-rd-queued ret=80 errno=- same=1",
@@ -368,6 +374,10 @@ def test_posix_calls_return_what_linux_returns():
         # off, went through a row again
         assert [(k["reason"], k["tx_kernel"], k["rx_kernel"]) for k in bounds_kernel] == \
             [("msg_more", "3", "1")], (name, bounds_kernel)
+        # the segments of the UDP_SEGMENT message went through the row's TX
+        # ring, one record each (its socket's line is the first)
+        assert bounds[0]["tx_ring"] == 3 and bounds[0]["tx_kernel"] == 0 and \
+            bounds[0]["rx_ring"] == 3, (name, bounds)
         assert len(bounds) >= 3 and bounds[-1]["tx_ring"] + bounds[-1]["tx_mmio"] == 1 and \
             bounds[-1]["rx_ring"] == 1 and bounds[-1]["tx_kernel"] == 0, (name, bounds)
         # shutdown: both sockets left for the kernel's, the connected one

@@ -105,11 +105,20 @@ struct accio_route {
  */
 #define ACCIO_IOC_NOTIFY	_IOW('a', 3, __u32)
 /*
- * The row takes the socket's IP_TOS, IP_TTL and path MTU discovery (DF) as
- * they are now, in place (STATE.TOS, STATE.TTL, STATE.NO_DF): the frames
- * the engine builds from then on carry them, and the row keeps its rings,
- * its datagrams and its place in a SO_REUSEPORT group. No argument.
+ * The IPv4 header fields of the frames the engine builds for the row from
+ * now on (STATE.TOS, STATE.TTL, STATE.NO_DF), in place: the row keeps its
+ * rings, its datagrams and its place in a SO_REUSEPORT group. The owner
+ * sets what the socket's options or a datagram's control messages ask
+ * for (IP_TOS, IP_TTL, IP_MTU_DISCOVER), once the datagrams already in the
+ * TX ring have left. EINVAL: TTL 0, df above 1, reserved not 0.
  */
-#define ACCIO_IOC_SYNC		_IO('a', 4)
+struct accio_hdr {
+	__u8 tos;		/* the TOS byte, ECN bits included */
+	__u8 ttl;		/* 1 to 255 */
+	__u8 df;		/* 1: Don't Fragment set, 0: clear */
+	__u8 reserved[5];
+};
+
+#define ACCIO_IOC_HDR		_IOW('a', 4, struct accio_hdr)
 
 #endif /* _UAPI_LINUX_ACCIO_H */

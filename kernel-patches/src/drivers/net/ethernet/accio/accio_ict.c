@@ -1255,23 +1255,31 @@ static long accio_row_ioctl_notify(struct accio_row *row, u32 __user *uside)
 	return err;
 }
 
-static u64 accio_sock_state(struct sock *sk);
-
-/* ACCIO_IOC_SYNC: the socket's header choices into the row's STATE, in
- * place, installed or saved.
+/* ACCIO_IOC_HDR: the header fields into the row's STATE, in place,
+ * installed or saved.
  */
-static void accio_row_sync(struct accio_row *row)
+static long accio_row_hdr(struct accio_row *row, struct accio_hdr __user *uh)
 {
 	const u64 m = ACCIO_UNCORE_ROW_STATE_TOS_MASK |
 		      ACCIO_UNCORE_ROW_STATE_TTL_MASK |
 		      ACCIO_UNCORE_ROW_STATE_NO_DF_MASK;
-	u64 st = accio_sock_state(row->sk) & m;
+	struct accio_hdr h;
 	unsigned long flags;
+	u64 st;
 
+	if (copy_from_user(&h, uh, sizeof(h)))
+		return -EFAULT;
+	if (!h.ttl || h.df > 1 || memchr_inv(h.reserved, 0, sizeof(h.reserved)))
+		return -EINVAL;
+	st = (u64)h.tos << ACCIO_UNCORE_ROW_STATE_TOS_SHIFT |
+	     (u64)h.ttl << ACCIO_UNCORE_ROW_STATE_TTL_SHIFT;
+	if (!h.df)
+		st |= ACCIO_UNCORE_ROW_STATE_NO_DF_MASK;
 	spin_lock_irqsave(&row->slot_lock, flags);
 	row_wr(row, ACCIO_UNCORE_ROW_STATE,
 	       (row_rd(row, ACCIO_UNCORE_ROW_STATE) & ~m) | st);
 	spin_unlock_irqrestore(&row->slot_lock, flags);
+	return 0;
 }
 
 static long accio_row_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
@@ -1292,9 +1300,8 @@ static long accio_row_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		return accio_row_route(row, r.ip);
 	case ACCIO_IOC_NOTIFY:
 		return accio_row_ioctl_notify(row, (u32 __user *)arg);
-	case ACCIO_IOC_SYNC:
-		accio_row_sync(row);
-		return 0;
+	case ACCIO_IOC_HDR:
+		return accio_row_hdr(row, (struct accio_hdr __user *)arg);
 	}
 	return -ENOTTY;
 }
