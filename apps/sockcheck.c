@@ -892,6 +892,26 @@ static void round_trip(int fd, const char *tag, int len, int seed)
 }
 
 /*
+ * The datagrams one send of len bytes of out was cut into, seg bytes each
+ * and the rest: each readable and received whole, in order.
+ */
+static void recv_cut(const char *tag, int fd, int seg, int len)
+{
+	char readable_tag[64], recv_tag[64];
+	int at, n;
+	long r;
+
+	snprintf(readable_tag, sizeof(readable_tag), "readable-%s", tag);
+	snprintf(recv_tag, sizeof(recv_tag), "recv-%s", tag);
+	for (at = 0; at < len; at += seg) {
+		n = len - at < seg ? len - at : seg;
+		report(readable_tag, 0, 0, "yes=%d", readable(fd, 3000));
+		r = recv(fd, buf, sizeof(buf), 0);
+		report(recv_tag, r, errno, "same=%d", r == n && !memcmp(buf, out + at, n));
+	}
+}
+
+/*
  * Datagrams whose bounds the sender sets across calls: MSG_MORE and
  * UDP_CORK append to one datagram until it is released; UDP_SEGMENT cuts
  * one send into datagrams of that size. A plain round trip before and
@@ -899,7 +919,7 @@ static void round_trip(int fd, const char *tag, int len, int seed)
  */
 static void sender_bounds(void)
 {
-	int fd = udp_socket(), i, seg;
+	int fd = udp_socket();
 	long r;
 
 	printf("== bounds\n");
@@ -926,13 +946,7 @@ static void sender_bounds(void)
 		memcpy(CMSG_DATA(&cm.h), &gso, sizeof(gso));
 		CASE("gso-connect", connect(fd, (struct sockaddr *)&peer, sizeof(peer)), "%s", "");
 		CASE("send-gso-cmsg", sendmsg(fd, &m, 0), "%s", "");
-		for (i = 0; i < 3; i++) {
-			seg = i < 2 ? 400 : 200;
-			report("readable-gso", 0, 0, "yes=%d", readable(fd, 3000));
-			r = recv(fd, buf, sizeof(buf), 0);
-			report("recv-gso", r, errno, "same=%d",
-			       r == seg && !memcmp(buf, out + 400 * i, seg));
-		}
+		recv_cut("gso", fd, 400, 1000);
 		gso = 1500;
 		memcpy(CMSG_DATA(&cm.h), &gso, sizeof(gso));
 		iov[0].iov_len = 1600;
@@ -969,13 +983,7 @@ static void sender_bounds(void)
 	fill(out, 1200, 13);
 	CASE("segment-500", opt(fd, SOL_UDP, UDP_SEGMENT, 500), "%s", "");
 	CASE("send-segmented", send(fd, out, 1200, 0), "%s", "");
-	for (i = 0; i < 3; i++) {
-		seg = i < 2 ? 500 : 200;
-		report("readable-segment", 0, 0, "yes=%d", readable(fd, 3000));
-		r = recv(fd, buf, sizeof(buf), 0);
-		report("recv-segment", r, errno, "same=%d",
-		       r == seg && !memcmp(buf, out + 500 * i, seg));
-	}
+	recv_cut("segment", fd, 500, 1200);
 	CASE("segment-off", opt(fd, SOL_UDP, UDP_SEGMENT, 0), "%s", "");
 
 	round_trip(fd, "bounds-plain", 64, 14);

@@ -1322,16 +1322,6 @@ void tx_publish(struct conn *c, uint32_t rec)
 	row_doorbell(&c->r);
 }
 
-/* A record of rec bytes is in the ring: publish it, count it, unlock. */
-static ssize_t tx_done(struct conn *c, uint32_t rec, size_t len)
-{
-	tx_publish(c, rec);
-	c->st->tx_ring++;
-	tx_stamp_want(c);
-	rlock_release(&c->tx_lock);
-	return len;
-}
-
 /* Direct MMIO transmit: 8-byte stores into the row's window. */
 static void mmio_send(struct conn *c, const uint8_t *hdr,
 		      const struct iovec *iov, int iovcnt, size_t len)
@@ -1370,9 +1360,9 @@ static ssize_t kernel_send(struct conn *c, int fd, const struct msghdr *m, int f
  * Control messages a datagram may carry on the ring: IP_PKTINFO that names
  * the row's own source - address 0 or the row's, interface 0 or the row's
  * (what a server that answers from the address a query came to passes) -,
- * IP_TOS or IP_TTL equal to the socket's, which the row's frames carry
- * (an ECN-capable sender marks every datagram so), and UDP_SEGMENT (*gso:
- * the send is cut into datagrams of that size, as QUIC stacks send). Anything
+ * IP_TOS and IP_TTL (*tos, *ttl: the row's header for this datagram; an
+ * ECN-capable sender marks every datagram so), and UDP_SEGMENT (*gso: the
+ * send is cut into datagrams of that size, as QUIC stacks send). Anything
  * else, and malformed ones (the kernel's errors), go to the kernel.
  */
 static int tx_cmsgs_ok(struct conn *c, const struct msghdr *m, uint16_t *gso,
@@ -1424,17 +1414,18 @@ static int tx_cmsgs_ok(struct conn *c, const struct msghdr *m, uint16_t *gso,
 }
 
 /*
- * A send with a UDP_SEGMENT control message of gso bytes: datagrams of gso
- * bytes and the rest, one record each, all in the ring or none (as the
- * kernel sends them all or fails). TX lock held; released.
+ * The len bytes of m into the TX ring as datagrams of seg bytes and the
+ * rest (seg = len: one; a UDP_SEGMENT control message: several), one record
+ * each, all in the ring or none, as the kernel sends them all or fails.
+ * TX lock held; released.
  */
-static ssize_t send_segments(struct conn *c, int fd, const struct msghdr *m, int flags,
-			     size_t len, uint16_t gso, uint32_t ip, uint16_t port, int nonblock)
+static ssize_t send_records(struct conn *c, int fd, const struct msghdr *m, int flags,
+			    size_t len, size_t seg, uint32_t ip, uint16_t port, int nonblock)
 {
 	uint8_t hdr[ACCIO_TX_HDR] HDR_ALIGN;
-	size_t nseg = (len + gso - 1) / gso, last = len - (nseg - 1) * gso, k, n, take;
-	size_t done, off = 0;
-	uint32_t total = (nseg - 1) * rec_tx_bytes(gso) + rec_tx_bytes(last);
+	size_t nseg = len ? (len + seg - 1) / seg : 1, last = len - (nseg - 1) * seg;
+	size_t k, n, take, done, off = 0;
+	uint32_t total = (nseg - 1) * rec_tx_bytes(seg) + rec_tx_bytes(last);
 	uint64_t w;
 	int i = 0;
 
@@ -1448,7 +1439,7 @@ static ssize_t send_segments(struct conn *c, int fd, const struct msghdr *m, int
 	}
 	w = c->tx_wptr;
 	for (k = 0; k < nseg; k++) {
-		n = k + 1 < nseg ? gso : last;
+		n = k + 1 < nseg ? seg : last;
 		rec_tx_encode(hdr, n, ip, port);
 		ring_write_hdr(c->r.tx, c->r.tx_bytes, w, hdr, ACCIO_TX_HDR);
 		for (done = 0; done < n; done += take) {
@@ -1476,9 +1467,9 @@ ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 {
 	const struct sockaddr_in *to = m->msg_name;
 	uint8_t hdr[ACCIO_TX_HDR] HDR_ALIGN;
-	uint32_t ip, rec;
+	uint32_t ip;
 	uint16_t port, gso = 0;
-	size_t len = 0, done = 0;
+	size_t len = 0;
 	int i, nonblock, tos = -1, ttl = -1, want;
 
 	for (i = 0; i < (int)m->msg_iovlen; i++)
@@ -1514,8 +1505,6 @@ ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 		port = 0;
 	}
 	nonblock = c->sock->nonblock || (flags & MSG_DONTWAIT);
-	rec_tx_encode(hdr, len, ip, port);
-	rec = rec_tx_bytes(len);
 	rlock_take(&c->tx_lock);
 	if (c->dead) {
 		rlock_release(&c->tx_lock);
@@ -1531,25 +1520,14 @@ ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 		rlock_release(&c->tx_lock);
 		return kernel_send(c, fd, m, flags);
 	}
-	if (gso)
-		return send_segments(c, fd, m, flags, len, gso, ip, port, nonblock);
-	if ((int)len <= accio_cfg.mmio_max) {
+	if (!gso && (int)len <= accio_cfg.mmio_max) {
+		rec_tx_encode(hdr, len, ip, port);
 		mmio_send(c, hdr, m->msg_iov, m->msg_iovlen, len);
 		tx_stamp_want(c);
 		rlock_release(&c->tx_lock);
 		return len;
 	}
-	if (tx_room(c, rec, nonblock) < 0) {
-		rlock_release(&c->tx_lock);
-		return -1;
-	}
-	ring_write_hdr(c->r.tx, c->r.tx_bytes, c->tx_wptr, hdr, ACCIO_TX_HDR);
-	for (i = 0; i < (int)m->msg_iovlen; i++) {
-		ring_write(c->r.tx, c->r.tx_bytes, c->tx_wptr + ACCIO_TX_HDR + done,
-			   m->msg_iov[i].iov_base, m->msg_iov[i].iov_len);
-		done += m->msg_iov[i].iov_len;
-	}
-	return tx_done(c, rec, len);
+	return send_records(c, fd, m, flags, len, gso ? gso : len, ip, port, nonblock);
 }
 
 

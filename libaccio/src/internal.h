@@ -157,9 +157,9 @@ struct sock {
 #define ROW_TOS_SHIFT	8	/* IP_TOS, 8 bits */
 #define ROW_TTL_SHIFT	16	/* IP_TTL, 8 bits */
 #define ROW_TOS(bits)	(((bits) >> ROW_TOS_SHIFT) & 0xff)
+#define ROW_TTL(bits)	(((bits) >> ROW_TTL_SHIFT) & 0xff)
 /* what a row takes in place (ACCIO_IOC_HDR), without a new row */
 #define ROW_HDR_BITS	(ROW_NO_DF | 0xff << ROW_TOS_SHIFT | 0xff << ROW_TTL_SHIFT)
-#define ROW_TTL(bits)	(((bits) >> ROW_TTL_SHIFT) & 0xff)
 
 /* Linux's option numbers the C libraries' headers may lack (asm-generic) */
 #ifndef SO_TIMESTAMP_OLD
