@@ -142,6 +142,49 @@ def test_a_waiting_thread_alone_on_its_hart_halts_in_place():
     assert halts["default"] > 0 and halts["off"] == 0, runs
 
 
+def test_a_waiting_thread_beside_other_clients_yields_in_place():
+    """A thread that waits on its row while the hart's next task is another
+    accelerated thread yields the hart once instead of sleeping
+    (accio_ict.yield, kernel-patches/README.md "Yielding in place"): the
+    switch is then an involuntary one, and no wake-up is needed. Eight
+    clients on hart 1 against the wire peer 20 us away: with yielding on,
+    fewer than one round trip in ten sleeps (voluntary switches); with
+    yield=0 nearly every one does. Beside a CPU-bound loop the client's
+    waits sleep, so that its wake-up preempts the loop. With
+    a peer slower than the hart's turn (2 ms) a yield finds nothing, and
+    the next waits sleep: two clients on one hart keep it mostly idle."""
+    param = "/sys/module/accio_ict/parameters/yield"
+    n = 300
+    multi = (f"taskset 2 env {PRELOAD} udp_multi -T 8 -o /tmp/pp -n {n} -m 64 -p 7 -t 1000 "
+             "> /dev/null 2>&1; cat /tmp/pp.* | grep -c 'datagrams=300 bad=0$'; "
+             "cat /tmp/pp.* | grep ctx_voluntary")
+    hog = "taskset 2 sh -c 'while :; do :; done' & h=$!; "
+    one = f"taskset 2 env {PRELOAD} udp_pingpong -n {n} -m 64 -p 7 -t 1000"
+    cmd = (f"echo @@run on@@; cat {param}; {multi}; echo @@run off@@; echo 0 > {param}; "
+           f"{multi}; echo 1 > {param}; echo @@run hog@@; {hog}{one}; kill $h")
+    r = accio.run(cmd, icount=4, wire="echo:20000", timeout=TIMEOUT)
+    assert r.rc == 0, r.output + r.console[-2000:]
+    runs = dict(re.findall(r"@@run (\w+)@@\n(.*?)(?=@@run|\Z)", r.output, re.S))
+    assert runs["on"].split()[:2] == ["Y", "8"], runs["on"]
+    assert runs["off"].split()[0] == "8", runs["off"]
+    vol = {k: sum(int(v) for v in re.findall(r"^ctx_voluntary=(\d+)$", runs[k], re.M))
+           for k in ("on", "off")}
+    assert vol["on"] < 8 * n // 10 and vol["off"] >= 9 * 8 * n // 10, vol
+    hog_run = kv(runs["hog"])
+    assert f"datagrams={n} bad=0" in runs["hog"] and hog_run["lost"] == "0", runs["hog"]
+    # its waits slept (some found the reply there: the loop had run first)
+    waits = accio_stats(runs["hog"])[0]["waits"]
+    assert int(hog_run["ctx_voluntary"]) >= 0.8 * waits >= 0.8 * n, runs["hog"]
+    # a slow peer: two clients on hart 1, the peer 2 ms away
+    slow = (f"taskset 2 env {PRELOAD} udp_multi -T 2 -o /tmp/pp -n 200 -m 64 -p 7 -t 1000 "
+            "> /dev/null 2>&1; cat /tmp/pp.* | grep -E '^(lost|cpu_busy_pct)='")
+    r = accio.run(slow, icount=4, wire="echo:2000000", timeout=TIMEOUT)
+    assert r.rc == 0, r.output + r.console[-2000:]
+    assert re.findall(r"^lost=(\d+)$", r.output, re.M) == ["0", "0"], r.output
+    busy = [float(x) for x in re.findall(r"^cpu_busy_pct=([\d.]+)$", r.output, re.M)]
+    assert len(busy) == 2 and max(busy) < 10, r.output
+
+
 def test_a_cpu_bound_task_keeps_its_share_beside_accelerated_clients():
     """The scheduler's fast path (hooks/sched.diff) lets a thread woken by the
     ready queue run next, but it does not starve the others: CFS takes the

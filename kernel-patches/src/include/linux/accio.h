@@ -16,6 +16,7 @@ struct socket;
 #ifdef CONFIG_ACCIO_UNCORE
 int accio_sock_ioctl(struct socket *sock, void __user *arg);
 void __accio_sched_switch(struct task_struct *prev, struct task_struct *next);
+bool accio_sched_yield(u8 prio);
 void accio_mm_asid_changed(struct mm_struct *mm, unsigned long asid);
 void accio_mm_switched(struct mm_struct *mm);
 void accio_mm_destroyed(struct mm_struct *mm);

@@ -130,6 +130,8 @@ struct accio_row {
 	u8 prio;
 	unsigned int halt_skip;		/* waits left to sleep before halting again */
 	u64 halts, halts_expired;
+	unsigned int yield_skip;	/* waits left to sleep before yielding again */
+	u64 yields, yields_missed;
 	struct rcu_head rcu;
 };
 
@@ -1118,6 +1120,87 @@ static bool accio_halt(struct accio_row *row, struct accio_wait *w)
 	return w->ready;
 }
 
+/* Yielding in place. A thread that waits on a row while other tasks can run
+ * on its hart must leave the hart; when the next of them is an accelerated
+ * thread too (many clients on few harts), its datagram has usually come by
+ * the time it is picked again. Sleeping then costs the whole block and
+ * wake-up - dequeue, the row's wake-up interrupt, the ready queue's
+ * drain, try_to_wake_up()'s enqueue and preemption check, the timeout's
+ * timer - for a thread that was going to run in turn anyway. So the wait
+ * first yields the hart once, staying runnable, with the row not armed:
+ * CFS runs the other tasks by their virtual run time, the same turn a
+ * woken thread would get, and the thread looks at its rings and socket
+ * when its turn comes. Beside any other task (a CPU-bound loop) it sleeps
+ * as before, so that its wake-up preempts that task
+ * (accio_sched_yield()). Nothing there (a peer slower than the turn)
+ * makes the row's next eight waits sleep at once, as an expired halt does,
+ * so a thread that would find nothing does not keep its hart busy.
+ * yield=0 (module parameter) turns it off.
+ */
+static bool accio_yield_on = true;
+module_param_named(yield, accio_yield_on, bool, 0644);
+MODULE_PARM_DESC(yield, "a waiting thread beside other runnable tasks yields its hart once before it sleeps");
+
+/* What the wait's side has now, without arming the row: ACCIO_READY_*,
+ * or -1 when the connection has no row.
+ */
+static int accio_ready_now(struct accio_row *row, const struct accio_wait *w)
+{
+	int ready = 0;
+
+	spin_lock_irq(&row->slot_lock);
+	if (!row->regs) {
+		spin_unlock_irq(&row->slot_lock);
+		return -1;
+	}
+	WRITE_ONCE(row->used_at, READ_ONCE(row->ict->sweeps));
+	if (w->dir == ACCIO_WAIT_TX) {
+		if (accio_tx_room(row, w->need))
+			ready |= ACCIO_READY_RING;
+	} else if (accio_rx_ready(row)) {
+		ready |= ACCIO_READY_RING;
+	}
+	spin_unlock_irq(&row->slot_lock);
+	if (w->dir == ACCIO_WAIT_RX && accio_sock_readable(row))
+		ready |= ACCIO_READY_SOCKET;
+	return ready;
+}
+
+/* Yield once (above); true with w->ready set when the side became ready.
+ * The time the yield took comes off a finite *timeout (at least a jiffy is
+ * left, for one more look).
+ */
+static bool accio_yield(struct accio_row *row, struct accio_wait *w,
+			long *timeout)
+{
+	unsigned long t0;
+	int ready;
+
+	if (!READ_ONCE(accio_yield_on) || !READ_ONCE(row->regs))
+		return false;
+	if (row->yield_skip) {
+		row->yield_skip--;
+		return false;
+	}
+	t0 = jiffies;
+	if (!accio_sched_yield(current->accio_prio))
+		return false;
+	row->yields++;
+	if (*timeout != MAX_SCHEDULE_TIMEOUT)
+		*timeout = max_t(long, *timeout - (long)(jiffies - t0), 1);
+	ready = accio_ready_now(row, w);
+	if (ready > 0) {
+		w->ready = ready;
+		return true;
+	}
+	/* evicted meanwhile: what the wait finds decides, not the peer */
+	if (ready < 0)
+		return false;
+	row->yields_missed++;
+	row->yield_skip = 8;
+	return false;
+}
+
 /* A receiver whose connection lost its row waits on the socket rather than
  * install the row again, when the row has no work: its RX ring empty (what
  * the engine accepted was read) and its TX ring taken by the engine. The
@@ -1166,6 +1249,8 @@ static long accio_row_wait(struct accio_row *row, const struct accio_wait *wp)
 	/* From now on this is an accelerated I/O thread. */
 	current->accio_prio = row->prio;
 	if (timeout && accio_halt(row, &w))
+		return w.ready;
+	if (timeout && accio_yield(row, &w, &timeout))
 		return w.ready;
 	init_waitqueue_entry(&row_wait, current);
 	init_waitqueue_entry(&sk_wait, current);
@@ -1600,6 +1685,8 @@ static void accio_row_show_fdinfo(struct seq_file *m, struct file *f)
 	seq_printf(m, "prio:\t%u\n", row->prio);
 	seq_printf(m, "halts:\t%llu\n", row->halts);
 	seq_printf(m, "halts_expired:\t%llu\n", row->halts_expired);
+	seq_printf(m, "yields:\t%llu\n", row->yields);
+	seq_printf(m, "yields_missed:\t%llu\n", row->yields_missed);
 	seq_printf(m, "installs:\t%llu\n", READ_ONCE(row->installs));
 	seq_printf(m, "evictions:\t%llu\n", READ_ONCE(row->evictions));
 	seq_printf(m, "tx_stopped:\t%d\n", READ_ONCE(row->tx_stopped));
