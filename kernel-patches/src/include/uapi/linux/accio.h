@@ -28,7 +28,12 @@
 /* Socket ioctl: accelerate a bound UDP/IPv4 socket. */
 #define SIOCACCIO		(SIOCPROTOPRIVATE + 10)
 
-/* Ring sizes SIOCACCIO takes (bytes, powers of two) */
+/*
+ * Ring sizes SIOCACCIO takes (bytes, powers of two). A size of 0 is
+ * ACCIO_RING_DEFAULT for the TX ring; the RX ring then holds as many
+ * datagrams of the largest size as the socket's receive buffer
+ * (SO_RCVBUF) would, and at least ACCIO_RING_DEFAULT bytes.
+ */
 #define ACCIO_RING_MIN		4096
 #define ACCIO_RING_MAX		(1U << 20)
 #define ACCIO_RING_DEFAULT	(64U << 10)
@@ -48,8 +53,8 @@
 struct accio_accel {
 	__u32 version;		/* in: ACCIO_UAPI_VERSION */
 	__u32 flags;		/* in: ACCIO_ACCEL_* */
-	__u32 rx_bytes;		/* in: RX ring size, 0 for the default */
-	__u32 tx_bytes;		/* in: TX ring size, 0 for the default */
+	__u32 rx_bytes;		/* in: RX ring size, 0: the default; out: its size */
+	__u32 tx_bytes;		/* in: TX ring size, 0: the default; out: its size */
 	__s32 fd;		/* out: the row file descriptor (close-on-exec) */
 	__u32 row;		/* out: ICT row index */
 	__u32 local_ip;		/* out: local IPv4, network order */

@@ -2134,8 +2134,26 @@ struct accio_tuple {
 	u8 mac[ETH_ALEN];
 };
 
+/* The receive ring of a socket whose program names no size: it holds as
+ * many datagrams of the largest size as the socket's receive buffer holds
+ * on the kernel's path, where each costs at least the NIC's full receive
+ * buffer and its skb (SKB_TRUESIZE(2048)) whatever its length. With
+ * Linux's default buffer (net.core.rmem_default, 212992 bytes) that is 82
+ * datagrams, 128 KiB of ring; ACCIO_RING_DEFAULT held 43 of 1472 bytes,
+ * and a burst that the socket would have kept was dropped at the ring.
+ */
+static u32 accio_rx_default(struct sock *sk)
+{
+	u32 n = DIV_ROUND_UP((u32)READ_ONCE(sk->sk_rcvbuf), SKB_TRUESIZE(2048));
+	u32 bytes = n * ALIGN(ACCIO_RX_HDR + ACCIO_MAX_PAYLOAD, ACCIO_REC_ALIGN);
+
+	return clamp_t(u32, roundup_pow_of_two(bytes), ACCIO_RING_DEFAULT,
+		       ACCIO_RING_MAX);
+}
+
 /* Copy in and check SIOCACCIO's argument; ring sizes default here. */
-static int accio_accel_args(struct accio_accel *a, void __user *uarg)
+static int accio_accel_args(struct accio_accel *a, void __user *uarg,
+			    struct sock *sk)
 {
 	if (copy_from_user(a, uarg, sizeof(*a)))
 		return -EFAULT;
@@ -2143,6 +2161,8 @@ static int accio_accel_args(struct accio_accel *a, void __user *uarg)
 	    (a->flags & ~ACCIO_ACCEL_ROCE) || a->reserved0 ||
 	    memchr_inv(a->reserved, 0, sizeof(a->reserved)))
 		return -EINVAL;
+	if (!a->rx_bytes)
+		a->rx_bytes = accio_rx_default(sk);
 	if (accio_ring_bytes(&a->rx_bytes) || accio_ring_bytes(&a->tx_bytes))
 		return -EINVAL;
 	return 0;
@@ -2324,7 +2344,7 @@ int accio_sock_ioctl(struct socket *sock, void __user *uarg)
 	if (sk->sk_family != AF_INET || sk->sk_type != SOCK_DGRAM ||
 	    sk->sk_protocol != IPPROTO_UDP)
 		return -EPROTONOSUPPORT;
-	err = accio_accel_args(&a, uarg);
+	err = accio_accel_args(&a, uarg, sk);
 	if (err)
 		return err;
 	if (!current->mm)
