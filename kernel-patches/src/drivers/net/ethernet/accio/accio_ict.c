@@ -1000,12 +1000,12 @@ static void accio_row_arm(struct accio_row *row, bool tx)
 	writeq(st, row->regs + ACCIO_UNCORE_ROW_STATE);
 }
 
-/* Arm the row for the wait's side and see what is ready: ACCIO_READY_*,
- * or -1 when the connection has no row (evicted meanwhile). Interrupts
- * masked.
+/* See what is ready for the wait's side, having armed the row for it
+ * (@arm): ACCIO_READY_*, or -1 when the connection has no row (evicted
+ * meanwhile). Interrupts masked.
  */
-static int accio_arm_ready_irqoff(struct accio_row *row,
-				  const struct accio_wait *w)
+static int accio_ready_irqoff(struct accio_row *row,
+			      const struct accio_wait *w, bool arm)
 {
 	int ready = 0;
 
@@ -1015,7 +1015,8 @@ static int accio_arm_ready_irqoff(struct accio_row *row,
 		return -1;
 	}
 	WRITE_ONCE(row->used_at, READ_ONCE(row->ict->sweeps));
-	accio_row_arm(row, w->dir == ACCIO_WAIT_TX);
+	if (arm)
+		accio_row_arm(row, w->dir == ACCIO_WAIT_TX);
 	if (w->dir == ACCIO_WAIT_TX) {
 		if (accio_tx_room(row, w->need))
 			ready |= ACCIO_READY_RING;
@@ -1026,6 +1027,12 @@ static int accio_arm_ready_irqoff(struct accio_row *row,
 	if (w->dir == ACCIO_WAIT_RX && accio_sock_readable(row))
 		ready |= ACCIO_READY_SOCKET;
 	return ready;
+}
+
+static int accio_arm_ready_irqoff(struct accio_row *row,
+				  const struct accio_wait *w)
+{
+	return accio_ready_irqoff(row, w, true);
 }
 
 static int accio_arm_ready(struct accio_row *row, const struct accio_wait *w)
@@ -1141,31 +1148,6 @@ static bool accio_yield_on = true;
 module_param_named(yield, accio_yield_on, bool, 0644);
 MODULE_PARM_DESC(yield, "a waiting thread beside other runnable tasks yields its hart once before it sleeps");
 
-/* What the wait's side has now, without arming the row: ACCIO_READY_*,
- * or -1 when the connection has no row.
- */
-static int accio_ready_now(struct accio_row *row, const struct accio_wait *w)
-{
-	int ready = 0;
-
-	spin_lock_irq(&row->slot_lock);
-	if (!row->regs) {
-		spin_unlock_irq(&row->slot_lock);
-		return -1;
-	}
-	WRITE_ONCE(row->used_at, READ_ONCE(row->ict->sweeps));
-	if (w->dir == ACCIO_WAIT_TX) {
-		if (accio_tx_room(row, w->need))
-			ready |= ACCIO_READY_RING;
-	} else if (accio_rx_ready(row)) {
-		ready |= ACCIO_READY_RING;
-	}
-	spin_unlock_irq(&row->slot_lock);
-	if (w->dir == ACCIO_WAIT_RX && accio_sock_readable(row))
-		ready |= ACCIO_READY_SOCKET;
-	return ready;
-}
-
 /* Yield once (above); true with w->ready set when the side became ready.
  * The time the yield took comes off a finite *timeout (at least a jiffy is
  * left, for one more look).
@@ -1188,7 +1170,9 @@ static bool accio_yield(struct accio_row *row, struct accio_wait *w,
 	row->yields++;
 	if (*timeout != MAX_SCHEDULE_TIMEOUT)
 		*timeout = max_t(long, *timeout - (long)(jiffies - t0), 1);
-	ready = accio_ready_now(row, w);
+	local_irq_disable();
+	ready = accio_ready_irqoff(row, w, false);
+	local_irq_enable();
 	if (ready > 0) {
 		w->ready = ready;
 		return true;
