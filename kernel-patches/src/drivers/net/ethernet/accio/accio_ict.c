@@ -620,9 +620,10 @@ static unsigned int accio_row_evict(struct accio_row *row, bool reclaim)
 
 	if (file)
 		unmap_mapping_range(file->f_mapping, 0, PAGE_SIZE, 1);
-	spin_lock(&ict->alloc_lock);
-	raw_spin_lock_irqsave(&ict->owner_lock, flags);
-	spin_lock(&row->slot_lock);
+	/* The engine stops serving it and its registers are saved under its
+	 * own lock: from here on its register accesses go to the copies.
+	 */
+	spin_lock_irqsave(&row->slot_lock, flags);
 	st = readq(regs + ACCIO_UNCORE_ROW_STATE);
 	writeq(0, regs + ACCIO_UNCORE_ROW_STATE);
 	for (i = 1; i < ACCIO_ROW_NREGS; i++)
@@ -635,12 +636,15 @@ static unsigned int accio_row_evict(struct accio_row *row, bool reclaim)
 			    ACCIO_UNCORE_ROW_STATE_PRIO_MASK |
 			    ACCIO_UNCORE_ROW_STATE_TOS_MASK |
 			    ACCIO_UNCORE_ROW_STATE_TTL_MASK);
+	WRITE_ONCE(row->regs, NULL);
+	spin_unlock_irqrestore(&row->slot_lock, flags);
+	/* then the hardware row is nobody's */
+	spin_lock(&ict->alloc_lock);
+	raw_spin_lock_irqsave(&ict->owner_lock, flags);
 	writeq(0, regs + ACCIO_UNCORE_ROW_OWNER_ASID);
 	writeq(0, regs + ACCIO_UNCORE_ROW_OWNER_COOKIE);
-	row->regs = NULL;
 	row->slot = -1;
 	RCU_INIT_POINTER(ict->rows[slot], NULL);
-	spin_unlock(&row->slot_lock);
 	raw_spin_unlock_irqrestore(&ict->owner_lock, flags);
 	if (reclaim) {
 		row->evictions++;
@@ -880,26 +884,33 @@ static void accio_row_install(struct accio_row *row)
 	}
 	regs = ict->base + ACCIO_UNCORE_ROW_BASE +
 	       slot * ACCIO_UNCORE_ROW_STRIDE;
+	/* Published first, so that a wake-up of the row is never dropped:
+	 * until its registers are restored it has no regs, which keeps the
+	 * ASID hook off it, and its inst_lock keeps it from being a victim.
+	 */
 	spin_lock(&ict->alloc_lock);
 	raw_spin_lock_irqsave(&ict->owner_lock, flags);
-	spin_lock(&row->slot_lock);
+	row->slot = slot;
+	rcu_assign_pointer(ict->rows[slot], row);
+	raw_spin_unlock_irqrestore(&ict->owner_lock, flags);
+	WRITE_ONCE(row->used_at, ict->sweeps);
+	row->installs++;
+	ict->installs++;
+	spin_unlock(&ict->alloc_lock);
+	/* The registers are restored under the connection's own lock, whose
+	 * accesses go to the row from then on.
+	 */
+	spin_lock_irqsave(&row->slot_lock, flags);
 	writeq(0, regs + ACCIO_UNCORE_ROW_STATE);
 	writeq(0, regs + ACCIO_UNCORE_ROW_OWNER_ASID);
 	for (i = 1; i < ACCIO_ROW_NREGS; i++)
 		if (accio_row_restored(i))
 			writeq(row->reg[i], regs + 8 * i);
 	writeq(row->reg[0], regs + ACCIO_UNCORE_ROW_STATE);
-	row->regs = regs;
-	row->slot = slot;
-	rcu_assign_pointer(ict->rows[slot], row);
-	spin_unlock(&row->slot_lock);
-	raw_spin_unlock_irqrestore(&ict->owner_lock, flags);
+	WRITE_ONCE(row->regs, regs);
+	spin_unlock_irqrestore(&row->slot_lock, flags);
 	row->seen = accio_row_activity(row);
 	row->spared = false;
-	WRITE_ONCE(row->used_at, ict->sweeps);
-	row->installs++;
-	ict->installs++;
-	spin_unlock(&ict->alloc_lock);
 	if (accio_row_tx_pending(row))
 		writeq(1, regs + ACCIO_UNCORE_ROW_DOORBELL);
 	/* a receiver parked on the socket arms the row now */
@@ -2103,7 +2114,8 @@ void accio_mm_asid_changed(struct mm_struct *mm, unsigned long asid)
 	rcu_read_lock();
 	for (i = 0; i < ict->nrows; i++) {
 		row = rcu_dereference(ict->rows[i]);
-		if (row && row->mm == mm)
+		/* a row being evicted has no regs: its owner is cleared */
+		if (row && row->mm == mm && row->regs)
 			writeq(asid, row->regs + ACCIO_UNCORE_ROW_OWNER_ASID);
 	}
 	rcu_read_unlock();
