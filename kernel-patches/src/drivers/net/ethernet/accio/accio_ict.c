@@ -746,8 +746,13 @@ static bool accio_row_sticky(struct accio_row *row)
 /* Unmapping the row's page would need other harts' TLBs flushed. */
 static bool accio_row_remote(struct accio_row *row)
 {
-	return cpumask_any_but(mm_cpumask(row->mm), raw_smp_processor_id()) <
-	       nr_cpu_ids;
+	const struct cpumask *m = mm_cpumask(row->mm);
+	unsigned int cpu = raw_smp_processor_id();
+
+	/* one word of bits: no search (the clock asks for each row it passes) */
+	if (nr_cpu_ids <= BITS_PER_LONG)
+		return cpumask_bits(m)[0] & ~BIT(cpu);
+	return cpumask_any_but(m, cpu) < nr_cpu_ids;
 }
 
 /* A remote row is passed over once per install, not for ever: a connection
