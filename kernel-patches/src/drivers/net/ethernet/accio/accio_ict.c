@@ -1162,7 +1162,7 @@ static bool accio_halt(struct accio_row *row, struct accio_wait *w)
  */
 static bool accio_yield_on = true;
 module_param_named(yield, accio_yield_on, bool, 0644);
-MODULE_PARM_DESC(yield, "a waiting thread beside other runnable tasks yields its hart once before it sleeps");
+MODULE_PARM_DESC(yield, "a waiting thread whose hart would run another accelerated thread next yields the hart once before it sleeps");
 
 /* Yield once (above); true with w->ready set when the side became ready.
  * The time the yield took comes off a finite *timeout (at least a jiffy is
