@@ -156,7 +156,7 @@ def test_a_waiting_thread_beside_other_clients_yields_in_place():
     param = "/sys/module/accio_ict/parameters/yield"
     n = 300
     multi = (f"taskset 2 env {PRELOAD} udp_multi -T 8 -o /tmp/pp -n {n} -m 64 -p 7 -t 1000 "
-             "> /dev/null 2>&1; cat /tmp/pp.* | grep -c 'datagrams=300 bad=0$'; "
+             f"> /dev/null 2>&1; cat /tmp/pp.* | grep -c 'datagrams={n} bad=0$'; "
              "cat /tmp/pp.* | grep ctx_voluntary")
     hog = "taskset 2 sh -c 'while :; do :; done' & h=$!; "
     one = f"taskset 2 env {PRELOAD} udp_pingpong -n {n} -m 64 -p 7 -t 1000"
