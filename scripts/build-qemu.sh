@@ -41,16 +41,26 @@ if [ "$(cat "$Q/tree.series" 2>/dev/null)" != "$series" ]; then
 	done
 	echo "$series" > "$Q/tree.series"
 fi
+# Copy a file into the tree only when its content differs, with a fresh
+# time: the incremental build then rebuilds exactly what changed (a copy
+# that kept the source's time could look older than an object built from
+# the copy before it).
+put() {
+	local dst=${@: -1} f
+	for f in "${@:1:$#-1}"; do
+		cmp -s "$f" "$dst/$(basename "$f")" || cp "$f" "$dst/"
+	done
+}
 mkdir -p "$T/hw/accio" "$T/include/hw/accio"
-cp -p "$ROOT"/hardware/qemu/accio/*.c "$ROOT"/hardware/qemu/accio/meson.build \
-	"$ROOT"/hardware/qemu/accio/Kconfig "$T/hw/accio/"
-cp -p "$ROOT"/hardware/qemu/accio/*.h "$ROOT/hardware/generated/accio_offsets.h" \
+put "$ROOT"/hardware/qemu/accio/*.c "$ROOT"/hardware/qemu/accio/meson.build \
+	"$ROOT"/hardware/qemu/accio/Kconfig "$T/hw/accio"
+put "$ROOT"/hardware/qemu/accio/*.h "$ROOT/hardware/generated/accio_offsets.h" \
 	"$ROOT/hardware/generated/accio_contract.h" "$ROOT/hardware/model/accio_uncore.h" \
-	"$T/include/hw/accio/"
+	"$T/include/hw/accio"
 # the uncore model itself, built as part of the device
-cp -p "$ROOT/hardware/model/accio_uncore.c" "$ROOT/hardware/model/accio_uncore.h" \
+put "$ROOT/hardware/model/accio_uncore.c" "$ROOT/hardware/model/accio_uncore.h" \
 	"$ROOT/hardware/generated/accio_offsets.h" "$ROOT/hardware/generated/accio_contract.h" \
-	"$T/hw/accio/"
+	"$T/hw/accio"
 
 B=$Q/obj
 if [ ! -f "$B/build.ninja" ]; then
