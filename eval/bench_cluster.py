@@ -130,42 +130,74 @@ def free_pair(cmd):
 APART_NS = 50000000
 
 
-def sync_overhead(loop, sleep_s, lats):
-    """Busy at each link latency (the lookahead is twice it), idle at the
-    first, each with the barrier in shared memory (the default on one host)
-    and with every barrier through the hub (as across hosts): lockstep
-    wall over unsynchronised wall. Unsynchronised is the same cluster with
-    100 ms of lookahead. ratio: the synchronised phase alone (from the
-    first NIC enable, when the SoCs start to meet, to the end), whose wall
-    the hub measures; ratio_run: the whole run, whose wall also holds the
-    boots (not synchronised, and the same in both); ratio_free: the whole
-    run against two QEMUs started apart by accio run (whose wall also
-    holds the initrds' making, which the cluster's does not)."""
+def pipe(blocks):
+    """Both harts busy: one makes a stream, the other hashes it."""
+    return f"dd if=/dev/zero bs=4096 count={blocks} 2>/dev/null | md5sum"
+
+
+def _waits(stats):
+    """A SoC's mean share of the synchronised phase spent waiting at the
+    shared barrier, the sleeps among all waits, and all SoCs' waits by
+    length ({"under 8 us", "8 to 64 us", "64 us or more": count})."""
+    w = stats.get("barrier_waits")
+    if not w:
+        return None, None, None
+    share = sum(x["wait_s"] for x in w.values()) / len(w) / stats["lockstep_wall_s"]
+    by = {"under 8 us": 0, "8 to 64 us": 0, "64 us or more": 0}
+    for x in w.values():
+        for k, n in x["under_us"].items():
+            us = int(k) if k != "more" else 1 << 20
+            by["under 8 us" if us <= 8 else "8 to 64 us" if us <= 64 else "64 us or more"] += n
+    return round(share, 3), sum(x["sleeps"] for x in w.values()), by
+
+
+def sync_overhead(loop, blocks, sleep_s, lats):
+    """Lockstep wall over unsynchronised wall for two SoCs at each link
+    latency (the lookahead is twice it): busy (a shell loop on one hart),
+    pipe (both harts busy, a stream hashed) and idle (at the first
+    latency). Each with the barrier in shared memory (the default on one
+    host), with every barrier through the hub (as across hosts), and one
+    SoC alone (the barrier's own cost, with nobody to wait for).
+    Unsynchronised is the same cluster with 100 ms of lookahead. ratio:
+    the synchronised phase alone (from the first NIC enable, when the SoCs
+    start to meet, to the end), whose wall the hub measures; ratio_run: the
+    whole run, whose wall also holds the boots (not synchronised, and the
+    same in both); ratio_free: the whole run against two QEMUs started
+    apart by accio run (whose wall also holds the initrds' making, which
+    the cluster's does not). The shared barrier's rows also say how long a
+    SoC waited there for the other, and its waits by length."""
     out = []
-    for kind, cmd, kl in (("busy", busy(loop), lats), ("idle", f"sleep {sleep_s}; echo slept",
-                                                        lats[:1])):
+    for kind, cmd, kl in (("busy", busy(loop), lats), ("pipe", pipe(blocks), lats),
+                          ("idle", f"sleep {sleep_s}; echo slept", lats[:1])):
         free = free_pair(cmd)
-        r, _ = run_cluster(topo([node("a", cmd), node("b", cmd)],
-                                defaults=f"latency_ns = {APART_NS}"))
-        assert all(x.rc == 0 for x in r.results.values()), r.results
-        apart, apart_sync = r.wall_s, r.stats["lockstep_wall_s"]
-        print(f"[cluster] sync {kind}: apart {apart:.2f} s, of it synchronised "
-              f"{apart_sync:.2f} s ({r.stats['barriers']} barriers), free {free:.2f} s",
-              flush=True)
-        for lat, shared in ((lat, shared) for lat in kl for shared in (True, False)):
-            t = topo([node("a", cmd), node("b", cmd)], defaults=f"latency_ns = {lat}")
-            r, _ = run_cluster(t, shared_barrier=shared)
+        apart = {}
+        for socs in (2, 1) if kind != "idle" else (2,):
+            r, _ = run_cluster(topo([node(x, cmd) for x in "ab"[:socs]],
+                                    defaults=f"latency_ns = {APART_NS}"))
+            assert all(x.rc == 0 for x in r.results.values()), r.results
+            apart[socs] = (r.wall_s, r.stats["lockstep_wall_s"])
+        print(f"[cluster] sync {kind}: apart {apart}, free {free:.2f} s", flush=True)
+        barriers = ("shared", "hub", "alone") if kind != "idle" else ("shared", "hub")
+        for lat, barrier in ((lat, b) for lat in kl for b in barriers):
+            socs = 1 if barrier == "alone" else 2
+            t = topo([node(x, cmd) for x in "ab"[:socs]], defaults=f"latency_ns = {lat}")
+            r, _ = run_cluster(t, shared_barrier=barrier != "hub")
             assert all(x.rc == 0 for x in r.results.values()), r.results
             virt = (r.stats["end_ns"] - r.stats["start_ns"]) / 1e9
-            out.append({"kind": kind, "barrier": "shared" if shared else "hub",
+            share, sleeps, by = _waits(r.stats) if socs == 2 else (None, None, None)
+            a_run, a_sync = apart[socs]
+            out.append({"kind": kind, "barrier": barrier, "socs": socs,
+                        "waiting_share": share, "sleeps": sleeps, "waits_by_length": by,
                         "barriers_with_hub": r.stats["barriers_with_hub"],
                         "link_ns": lat, "lookahead_ns": 2 * lat,
                         "lockstep_wall_s": r.stats["lockstep_wall_s"],
-                        "apart_lockstep_wall_s": apart_sync,
-                        "ratio": round(r.stats["lockstep_wall_s"] / apart_sync, 2),
-                        "run_wall_s": round(r.wall_s, 2), "apart_run_wall_s": round(apart, 2),
-                        "ratio_run": round(r.wall_s / apart, 2), "free_wall_s": round(free, 2),
-                        "ratio_free": round(r.wall_s / free, 2), "barriers": r.stats["barriers"],
+                        "apart_lockstep_wall_s": a_sync,
+                        "ratio": round(r.stats["lockstep_wall_s"] / a_sync, 2),
+                        "run_wall_s": round(r.wall_s, 2), "apart_run_wall_s": round(a_run, 2),
+                        "ratio_run": round(r.wall_s / a_run, 2),
+                        "free_wall_s": round(free, 2) if socs == 2 else None,
+                        "ratio_free": round(r.wall_s / free, 2) if socs == 2 else None,
+                        "barriers": r.stats["barriers"],
                         "skips": r.stats["skips"], "lockstep_virtual_s": round(virt, 3),
                         "wall_per_barrier_us": round(
                             1e6 * r.stats["lockstep_wall_s"] / max(r.stats["barriers"], 1), 1)})
@@ -364,19 +396,30 @@ def load_star():
 
 
 def report(res):
-    lines = ["| two SoCs | link (lookahead) | barrier | synchronised phase (s) | the same, "
+    lines = ["| SoCs | link (lookahead) | barrier | synchronised phase (s) | the same, "
              "100 ms lookahead (s) | **ratio** | whole run (s) | the same, 100 ms lookahead (s) "
              "| ratio | QEMUs apart (s) | ratio | barriers (skips) | of them with the hub | "
-             "virtual time in lockstep (s) | wall per barrier (us) |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
+             "virtual time in lockstep (s) | wall per barrier (us) | a SoC waiting: share of "
+             "the phase | its waits under 8 us / 8 to 64 us / longer (sleeps) |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|"]
+    where_is = {"shared": "shared memory", "hub": "through the hub",
+                "alone": "shared memory, one SoC alone"}
+    what = {"busy": "busy (shell loop, 1 hart)", "pipe": "busy (dd | md5sum, 2 harts)",
+            "idle": "idle"}
     for r in res["sync"]:
-        where = "shared memory" if r["barrier"] == "shared" else "through the hub"
-        lines.append(f"| {r['kind']} | {r['link_ns'] / 1e3:g} us ({r['lookahead_ns'] / 1e3:g} us) "
+        where = where_is[r["barrier"]]
+        share = f"{100 * r['waiting_share']:.0f} %" if r.get("waiting_share") is not None else ""
+        by = r.get("waits_by_length")
+        by = (" / ".join(str(n) for n in by.values()) + f" ({r['sleeps']})") if by else ""
+        free = (f"{r['free_wall_s']} | {r['ratio_free']}" if r.get("free_wall_s") is not None
+                else " | ")
+        lines.append(f"| {r.get('socs', 2)}, {what[r['kind']]} | {r['link_ns'] / 1e3:g} us "
+                     f"({r['lookahead_ns'] / 1e3:g} us) "
                      f"| {where} | {r['lockstep_wall_s']} | {r['apart_lockstep_wall_s']} | "
                      f"**{r['ratio']}** | {r['run_wall_s']} | {r['apart_run_wall_s']} | "
-                     f"{r['ratio_run']} | {r['free_wall_s']} | {r['ratio_free']} | "
+                     f"{r['ratio_run']} | {free} | "
                      f"{r['barriers']} ({r['skips']}) | {r['barriers_with_hub']} | "
-                     f"{r['lockstep_virtual_s']} | {r['wall_per_barrier_us']} |")
+                     f"{r['lockstep_virtual_s']} | {r['wall_per_barrier_us']} | {share} | {by} |")
     lines += ["", "| SoCs | wall (s) | wall per SoC (s) | vs 2 | barriers | lockstep slowdown "
               "(wall / virtual) | peak memory of all QEMUs (MiB) |",
               "|---:|---:|---:|---:|---:|---:|---:|"]
@@ -434,16 +477,20 @@ def plot(res, path):
     share = res.get("scaling_share")
     fig, axes = plt.subplots(1, 3 if share else 2, figsize=(15 if share else 10, 3.6))
     a, b = axes[0], axes[1]
-    for where, label in (("shared", "barrier in shared memory"), ("hub", "every barrier through the hub")):
-        busy = [r for r in res["sync"] if r["kind"] == "busy" and r["barrier"] == where]
-        a.plot([r["lookahead_ns"] / 1e3 for r in busy], [r["ratio"] for r in busy], "o-",
-               label=label)
+    for kind, where, label in (("busy", "shared", "shell loop, shared memory"),
+                               ("busy", "hub", "shell loop, through the hub"),
+                               ("busy", "alone", "shell loop, one SoC alone"),
+                               ("pipe", "shared", "dd | md5sum, shared memory"),
+                               ("pipe", "alone", "dd | md5sum, one SoC alone")):
+        rows = [r for r in res["sync"] if r["kind"] == kind and r["barrier"] == where]
+        a.plot([r["lookahead_ns"] / 1e3 for r in rows], [r["ratio"] for r in rows],
+               "o-" if where != "alone" else "o--", label=label)
     a.legend(fontsize=8)
     a.axhline(1.3, ls="--", c="grey", lw=1)
     a.set_xscale("log")
     a.set_xlabel("lookahead (us of virtual time)")
     a.set_ylabel("synchronised phase's wall,\nlockstep / 100 ms lookahead")
-    a.set_title("two busy SoCs")
+    a.set_title("busy SoCs")
     def by_socs(ax, rows, key, xlabel, ylabel, title, goal=None):
         n = [r["nodes"] for r in rows]
         ax.plot(n, [r[key] for r in rows], "o-")
@@ -468,7 +515,7 @@ def plot(res, path):
 
 MAX_NODES = 32
 PARTS = {
-    "sync": lambda q: sync_overhead(3000 if q else 10000, 1 if q else 2,
+    "sync": lambda q: sync_overhead(3000 if q else 10000, 800 if q else 2000, 1 if q else 2,
                                     [2500, 50000] if q else [2500, 10000, 50000]),
     "scaling": lambda q: scaling([n for n in (2, 4, 8, 16, 32) if n <= MAX_NODES][:2 if q else 5],
                                  1000 if q else 2000),

@@ -191,13 +191,25 @@ def test_the_shared_barrier_changes_nothing_but_the_wall_time(tmp_path):
     same star with every barrier through the hub gives the same outputs,
     byte-identical captures, the same barriers and skips and the same end.
     The shared run passed most barriers without the hub, the other
-    none."""
+    none. The shared run's stats say what every SoC's waits there cost: each
+    waited for the others at some barriers, for less than the run, and
+    its waits by length add up to its waits."""
     topo = cluster.parse(STAR)
     runs = {}
     for shared in (True, False):
         d = tmp_path / str(shared)
         r = cluster.run(topo, pcap_dir=str(d), shared_barrier=shared)
         assert r.stats["shared_barrier"] is shared, r.stats
+        if shared:
+            w = r.stats["barrier_waits"]
+            assert sorted(w) == ["client1", "client2", "client3", "server"], w
+            # each SoC was not the last to arrive at some barriers, and no
+            # wait is longer than the run
+            assert all(0 < x["waits"] < r.stats["barriers"] for x in w.values()), w
+            assert all(0 < x["wait_s"] < r.stats["lockstep_wall_s"] for x in w.values()), w
+            assert all(sum(x["under_us"].values()) == x["waits"] for x in w.values()), w
+        else:
+            assert "barrier_waits" not in r.stats, r.stats
         for c in ("client1", "client2", "client3"):
             res = r.results[c]
             assert res.rc == 0, res.console[-3000:]

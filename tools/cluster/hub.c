@@ -712,6 +712,33 @@ static uint64_t shm_barrier(void)
 }
 
 /*
+ * stats.json's "barrier_waits": what each SoC's waits at the shared barrier
+ * cost it, as it last arrived there (LsShmWaits); "under_us": the waits
+ * under 1, 2, 4, ... us, "more" the longer ones.
+ */
+static void write_waits(FILE *out)
+{
+    fprintf(out, ",\n  \"barrier_waits\": {");
+    for (int i = 0; i < H.nnodes; i++) {
+        LsShmWaits *w = &H.shm->node[i].waits;
+
+        fprintf(out, "%s\n    \"%s\": {\"wait_s\": %.6f, \"waits\": %" PRIu64
+                ", \"sleeps\": %" PRIu64 ", \"under_us\": {", i ? "," : "",
+                H.fab.nodes[i].name, w->wait_ns / 1e9, w->waits, w->sleeps);
+        for (int k = 0; k < LS_WAIT_BUCKETS; k++) {
+            if (k < LS_WAIT_BUCKETS - 1) {
+                fprintf(out, "%s\"%d\": %" PRIu64, k ? ", " : "", 1 << k,
+                        w->hist[k]);
+            } else {
+                fprintf(out, ", \"more\": %" PRIu64, w->hist[k]);
+            }
+        }
+        fprintf(out, "}}");
+    }
+    fprintf(out, "\n  }");
+}
+
+/*
  * Read one node's messages up to its SYNC (or START) into this rank's
  * outgoing buffer. A node that has left is recorded as gone, once.
  */
@@ -996,6 +1023,9 @@ static void hub_run(void)
                     (w1.tv_sec - w0.tv_sec) + (w1.tv_nsec - w0.tv_nsec) / 1e9,
                     H.spin_ns, H.shm ? "true" : "false", H.joined);
             fab_write_stats(&H.fab, s);
+            if (H.shm) {
+                write_waits(s);
+            }
             fprintf(s, "\n}\n");
             fclose(s);
         }

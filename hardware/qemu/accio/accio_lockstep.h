@@ -70,6 +70,14 @@ static inline bool ls_io_all(int fd, void *buf, size_t n, bool out)
     return true;
 }
 
+/* nanoseconds from @t0 to @t1 (CLOCK_MONOTONIC) */
+static inline uint64_t ls_ns_between(const struct timespec *t0,
+                                     const struct timespec *t1)
+{
+    return (uint64_t)(t1->tv_sec - t0->tv_sec) * 1000000000ull +
+           (uint64_t)t1->tv_nsec - (uint64_t)t0->tv_nsec;
+}
+
 /*
  * One more look of a wait that began at @t0 (CLOCK_MONOTONIC) and looks
  * for up to @spin_ns: false when its time is up, else true once the core
@@ -80,8 +88,7 @@ static inline bool ls_look_on(const struct timespec *t0, uint64_t spin_ns)
     struct timespec t;
 
     clock_gettime(CLOCK_MONOTONIC, &t);
-    if ((uint64_t)(t.tv_sec - t0->tv_sec) * 1000000000ull +
-        (uint64_t)t.tv_nsec - (uint64_t)t0->tv_nsec >= spin_ns) {
+    if (ls_ns_between(t0, &t) >= spin_ns) {
         return false;
     }
     sched_yield();
@@ -125,6 +132,19 @@ static inline bool ls_wait_in(int fd, uint64_t spin_ns)
 /* ---- the barrier in shared memory ---------------------------------------- */
 
 #define LS_SHM_MAGIC 0xacc15e00u
+/* a histogram of a SoC's waits: under 1, 2, 4, ... us, the last the rest */
+#define LS_WAIT_BUCKETS 12
+
+/*
+ * What a SoC's waits at the barrier cost it, kept in its place there for
+ * the hub's stats: the wall time it waited for the others, the barriers
+ * at which it was not the last to arrive, the waits that slept, and the
+ * waits by length.
+ */
+typedef struct {
+    uint64_t wait_ns, waits, sleeps;
+    uint64_t hist[LS_WAIT_BUCKETS];     /* [k]: under 2^k us, but the last */
+} LsShmWaits;
 
 /*
  * One SoC's place, written by it alone (but gone, which the hub sets for a
@@ -140,6 +160,7 @@ typedef struct {
     uint64_t b;             /* the time of its last barrier (for the hub) */
     uint64_t barriers;      /* barriers and skips it passed before it */
     uint64_t skips;
+    LsShmWaits waits;       /* its waits before that barrier */
 } __attribute__((aligned(64))) LsShmNode;
 
 typedef struct {
@@ -168,7 +189,8 @@ static inline void ls_shm_bump(LsShm *s)
 /* SoC @i reaches barrier @gen, at virtual time @b */
 static inline void ls_shm_arrive(LsShm *s, uint32_t i, uint64_t gen,
                                  uint64_t b, uint64_t mine, bool sent,
-                                 uint64_t barriers, uint64_t skips)
+                                 uint64_t barriers, uint64_t skips,
+                                 const LsShmWaits *w)
 {
     LsShmNode *n = &s->node[i];
 
@@ -177,6 +199,7 @@ static inline void ls_shm_arrive(LsShm *s, uint32_t i, uint64_t gen,
     n->b = b;
     n->barriers = barriers;
     n->skips = skips;
+    n->waits = *w;
     __atomic_store_n(&n->gen, gen, __ATOMIC_RELEASE);
     ls_shm_bump(s);
 }
@@ -223,11 +246,16 @@ static inline bool ls_shm_all_in(LsShm *s, uint64_t gen)
 /*
  * Wait until every SoC that takes part in barrier @gen has reached it:
  * first looking for up to @spin_ns, yielding the core between looks (as
- * ls_wait_in), then asleep on the futex that every arrival wakes.
+ * ls_wait_in), then asleep on the futex that every arrival wakes. The
+ * wait is counted in @w.
  */
-static inline void ls_shm_wait(LsShm *s, uint64_t gen, uint64_t spin_ns)
+static inline void ls_shm_wait(LsShm *s, uint64_t gen, uint64_t spin_ns,
+                               LsShmWaits *w)
 {
-    struct timespec t0;
+    struct timespec t0, t1;
+    bool slept = false;
+    uint64_t ns, us;
+    int k = 0;
 
     if (ls_shm_all_in(s, gen)) {
         return;     /* the last to arrive reads no clock */
@@ -241,14 +269,24 @@ static inline void ls_shm_wait(LsShm *s, uint64_t gen, uint64_t spin_ns)
         struct timespec most = { 1, 0 };
 
         if (ls_shm_all_in(s, gen)) {
-            return;
+            break;
         }
         __atomic_fetch_add(&s->sleepers, 1, __ATOMIC_SEQ_CST);
         if (!ls_shm_all_in(s, gen)) {
             syscall(SYS_futex, &s->seq, FUTEX_WAIT, seq, &most, NULL, 0);
+            slept = true;
         }
         __atomic_fetch_sub(&s->sleepers, 1, __ATOMIC_SEQ_CST);
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ns = ls_ns_between(&t0, &t1);
+    for (us = ns / 1000; us && k < LS_WAIT_BUCKETS - 1; us >>= 1) {
+        k++;
+    }
+    w->hist[k]++;
+    w->wait_ns += ns;
+    w->waits++;
+    w->sleeps += slept;
 }
 
 /*

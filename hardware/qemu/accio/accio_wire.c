@@ -133,6 +133,7 @@ struct AccioLockstep {
     uint32_t shm_node;      /* this SoC's place there */
     uint64_t gen;           /* the barriers it has reached there */
     uint64_t quiet;         /* barriers passed without the far end */
+    LsShmWaits waits;       /* what its waits there cost */
 };
 
 static bool ls_write(int fd, const void *buf, size_t n)
@@ -237,9 +238,10 @@ static void ls_sync_timer(void *opaque)
         uint64_t g = l->gen + 1;
 
         ls_shm_arrive(l->shm, l->shm_node, g, l->barrier, mine,
-                      l->sent_min != UINT64_MAX, l->barriers, l->skips);
+                      l->sent_min != UINT64_MAX, l->barriers, l->skips,
+                      &l->waits);
         l->gen = g;
-        ls_shm_wait(l->shm, g, l->spin_ns);
+        ls_shm_wait(l->shm, g, l->spin_ns, &l->waits);
         if (ls_shm_quiet(l->shm, g, l->barrier, &theirs)) {
             l->quiet++;
             goto agreed;
