@@ -396,7 +396,12 @@ def load_star():
 
 
 def report(res):
-    lines = ["| SoCs | link (lookahead) | barrier | synchronised phase (s) | the same, "
+    again = res.get("again", {})
+    lines = [f"`{v['command']}` ran again at commit {v['commit']}: its table comes from "
+             f"that run, the others from `{res['command']}` at commit {res['commit']}."
+             for v in again.values()]
+    lines += [""] if lines else []
+    lines += ["| SoCs | link (lookahead) | barrier | synchronised phase (s) | the same, "
              "100 ms lookahead (s) | **ratio** | whole run (s) | the same, 100 ms lookahead (s) "
              "| ratio | QEMUs apart (s) | ratio | barriers (skips) | of them with the hub | "
              "virtual time in lockstep (s) | wall per barrier (us) | a SoC waiting: share of "
@@ -527,6 +532,11 @@ PARTS = {
 }
 
 
+def commit():
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                          capture_output=True, text=True).stdout.strip()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -545,6 +555,10 @@ def main():
         for part in (a.only or "").split(","):
             if part:
                 res[part] = PARTS[part](q)
+                # the parts run again say at which commit
+                res.setdefault("again", {})[part] = {
+                    "commit": commit(), "command": f"python3 eval/bench_cluster.py --only {part}"
+                    + (" --quick" if q else "")}
         if a.only:
             with open(a.json, "w") as f:
                 json.dump(res, f, indent=1)
@@ -552,8 +566,7 @@ def main():
     global MAX_NODES
     MAX_NODES = a.max_nodes
     res = {"command": "python3 eval/bench_cluster.py" + (" --quick" if q else ""),
-           "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                                    capture_output=True, text=True).stdout.strip()}
+           "commit": commit()}
     for name, part in PARTS.items():
         res[name] = part(q)
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
