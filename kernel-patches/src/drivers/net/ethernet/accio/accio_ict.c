@@ -117,6 +117,7 @@ struct accio_row {
 	u64 installs, evictions;
 	bool tx_stopped;		/* the engine stopped at a bad TX record */
 	bool roce;			/* ACCIO_ACCEL_ROCE: port 4791 */
+	bool group;			/* STATE.GROUP: in a SO_REUSEPORT group */
 	void (*notify)(void *ctx, unsigned int how); /* the verbs driver's */
 	void *notify_ctx;
 	struct file *sock_file;
@@ -792,7 +793,13 @@ static void accio_slot_free(struct accio_ict *ict, unsigned int slot)
  * does one that sends through the MMIO window: the reorder unit's bytes of
  * a message cut in two by the eviction cannot be saved. So does a RoCEv2
  * connection: while it has no row, its queue pair's datagrams go to the
- * socket layer's port 4791, not to it. Next, a connection whose address
+ * socket layer's port 4791, not to it. So does a member of a SO_REUSEPORT
+ * group: the engine picks a group's member for a flow by its place among
+ * the members that have rows, so one member's eviction (and its install
+ * in another row) would move flows between members that keep their rows,
+ * and the flows of the evicted one would reach the socket layer, which
+ * picks by its own hash: a server that keeps a flow's state in one thread
+ * would lose it. Next, a connection whose address
  * space has run on another hart goes last: unmapping its register page
  * there takes a remote fence through the SBI firmware, which waits for
  * every such hart, and the other harts' installs wait for the victim
@@ -840,7 +847,7 @@ MODULE_PARM_DESC(victim, "row eviction policy: clock, lru, runnable or waiting")
 /* A row that stays while there is another choice. */
 static bool accio_row_sticky(struct accio_row *row)
 {
-	if (row->roce || readq(row->regs + ACCIO_UNCORE_ROW_MMIO_TX_NEXT))
+	if (row->roce || row->group || readq(row->regs + ACCIO_UNCORE_ROW_MMIO_TX_NEXT))
 		return true;
 	if (accio_row_tx_pending(row)) {
 		writeq(1, row->regs + ACCIO_UNCORE_ROW_DOORBELL);
@@ -876,7 +883,7 @@ static bool accio_row_spare_remote(struct accio_row *row)
 
 static struct accio_row *accio_row_clock(struct accio_ict *ict)
 {
-	struct accio_row *row, *any = NULL;
+	struct accio_row *row, *any = NULL, *last = NULL;
 	unsigned int n, slot;
 	u64 act;
 
@@ -887,11 +894,17 @@ static struct accio_row *accio_row_clock(struct accio_ict *ict)
 						lockdep_is_held(&ict->alloc_lock));
 		if (!row || mutex_is_locked(&row->inst_lock))
 			continue;
+		/* RoCEv2 rows and a group's members go only if nothing else can */
+		if (row->roce || row->group) {
+			if (!last)
+				last = row;
+			continue;
+		}
 		if (!any)
 			any = row;
 		/* memory before registers: each device load stalls the hart */
 		if (n < ict->nrows &&
-		    (row->roce || accio_row_spare_remote(row) ||
+		    (accio_row_spare_remote(row) ||
 		     readq(row->regs + ACCIO_UNCORE_ROW_MMIO_TX_NEXT)))
 			continue;
 		act = accio_row_activity(row);
@@ -906,7 +919,7 @@ static struct accio_row *accio_row_clock(struct accio_ict *ict)
 		}
 		return row;
 	}
-	return any;
+	return any ? any : last;
 }
 
 static struct accio_row *accio_row_victim(struct accio_ict *ict)
@@ -930,8 +943,9 @@ static struct accio_row *accio_row_victim(struct accio_ict *ict)
 			if (!row || row->kept == sweep ||
 			    mutex_is_locked(&row->inst_lock))
 				continue;
-			/* from memory: RoCEv2, remote, the policy's class */
-			cls = row->roce << 2 | accio_row_remote(row) << 1;
+			/* from memory: RoCEv2 or group, remote, the policy's */
+			cls = (row->roce || row->group) << 2 |
+			      accio_row_remote(row) << 1;
 			t = READ_ONCE(row->waiter);
 			if (policy == ACCIO_VICTIM_RUNNABLE)
 				cls |= !t || task_is_running(t);
@@ -1024,9 +1038,16 @@ static void accio_row_install(struct accio_row *row)
 	row->spared = false;
 	if (accio_row_tx_pending(row))
 		writeq(1, regs + ACCIO_UNCORE_ROW_DOORBELL);
-	/* a receiver parked on the socket arms the row now */
-	if (READ_ONCE(row->waiter))
-		wake_up_interruptible_poll(&row->wq, EPOLLIN);
+	/* A receiver parked on the socket arms the row now, and so does an
+	 * epoll set or a poll that waits on the row fd, woken to look again:
+	 * the eviction dropped the arm, and a datagram into the ring would
+	 * raise no wake-up. The row is installed by a fault of its owner more
+	 * often than by its wait (a look at its ring from user space, as
+	 * libaccio's epoll_wait makes), and the epoll set then slept through
+	 * the ring's datagrams until another socket's woke it.
+	 */
+	if (READ_ONCE(row->waiter) || wq_has_sleeper(&row->wq))
+		wake_up_interruptible_poll(&row->wq, EPOLLIN | EPOLLOUT);
 }
 
 /* The owner is about to use its row: install it if it has none. */
@@ -2381,6 +2402,7 @@ static int accio_conn_setup(struct accio_row *row, struct sock *sk,
 {
 	struct accio_ict *ict = row->ict;
 	int err;
+	u64 st;
 
 	row->rx_cpu = dma_alloc_coherent(ict->dev, row->rx_bytes, &row->rx_dma,
 					 GFP_KERNEL);
@@ -2390,8 +2412,10 @@ static int accio_conn_setup(struct accio_row *row, struct sock *sk,
 		return -ENOMEM;
 
 	accio_row_program(row, t->lip, t->lport, t->rip, t->rport, row->roce);
+	st = accio_sock_state(sk);
+	row->group = st & ACCIO_UNCORE_ROW_STATE_GROUP_MASK;
 	row_wr(row, ACCIO_UNCORE_ROW_STATE,
-	       row_rd(row, ACCIO_UNCORE_ROW_STATE) | accio_sock_state(sk));
+	       row_rd(row, ACCIO_UNCORE_ROW_STATE) | st);
 	if (t->connected) {
 		row_wr(row, ACCIO_UNCORE_ROW_DST_MAC, mac_to_reg(t->mac));
 		row->nexthop = t->nexthop;
