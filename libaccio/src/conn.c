@@ -145,10 +145,12 @@ static int ifindex_of(int fd, uint32_t ip, uint32_t *max_payload)
 {
 	struct ifreq ifr[16];
 	struct ifconf ifc = { .ifc_len = sizeof(ifr), .ifc_req = ifr };
-	uint32_t most = ACCIO_MAX_PAYLOAD;
-	int i, n, index = 0;
+	int i, n;
 
-	n = syscall(SYS_ioctl, fd, SIOCGIFCONF, &ifc) < 0 ? 0 : ifc.ifc_len / sizeof(ifr[0]);
+	*max_payload = ACCIO_MAX_PAYLOAD;
+	if (syscall(SYS_ioctl, fd, SIOCGIFCONF, &ifc) < 0)
+		return 0;
+	n = ifc.ifc_len / sizeof(ifr[0]);
 	for (i = 0; i < n; i++) {
 		struct sockaddr_in *sa = (struct sockaddr_in *)&ifr[i].ifr_addr;
 		struct ifreq q = ifr[i];
@@ -157,14 +159,12 @@ static int ifindex_of(int fd, uint32_t ip, uint32_t *max_payload)
 			continue;
 		if (syscall(SYS_ioctl, fd, SIOCGIFMTU, &q) == 0 && q.ifr_mtu >= 68 &&
 		    (uint32_t)q.ifr_mtu - 28 < ACCIO_MAX_PAYLOAD)
-			most = q.ifr_mtu - 28;
+			*max_payload = q.ifr_mtu - 28;
 		if (syscall(SYS_ioctl, fd, SIOCGIFINDEX, &ifr[i]) == 0)
-			index = ifr[i].ifr_ifindex;
-		break;
+			return ifr[i].ifr_ifindex;
+		return 0;
 	}
-	/* one store: a sender on another thread sees the old or the new */
-	__atomic_store_n(max_payload, most, __ATOMIC_RELAXED);
-	return index;
+	return 0;
 }
 
 /*
@@ -216,8 +216,6 @@ int conn_create(struct sock *s)
 		return -1;
 	}
 	c->sock = s;
-	/* the gen first: a change after it is seen at the first send */
-	c->paths_gen = *c->r.paths_gen;
 	c->ifindex = ifindex_of(s->fd, c->r.local_ip, &c->max_payload);
 	c->row_bits = s->row_bits;
 	c->hdr_bits = s->row_bits & ROW_HDR_BITS;
@@ -1250,27 +1248,6 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 
 /* ---- transmit --------------------------------------------------------- */
 
-/*
- * A route or the MTU changed (the paths page's gen moved): what the
- * connection learnt of its paths no longer holds. The destinations are
- * asked again as they are sent to; the connected peer now, as the leaf
- * send needs its answer (the row takes the first next hop asked for after
- * the change); the largest datagram follows the MTU as it is now.
- */
-void paths_renew(struct conn *c)
-{
-	uint32_t gen = *c->r.paths_gen;
-	struct accio_route r = { .ip = c->r.remote_ip };
-	int i;
-
-	for (i = 0; i < NDEST; i++)
-		c->dests[i].state = DEST_FREE;
-	c->ifindex = ifindex_of(c->sock->fd, c->r.local_ip, &c->max_payload);
-	if (c->r.remote_ip)
-		c->remote_kernel = syscall(SYS_ioctl, c->r.fd, ACCIO_IOC_ROUTE, &r) != 0;
-	__atomic_store_n(&c->paths_gen, gen, __ATOMIC_RELEASE);
-}
-
 /* May the engine carry a datagram to ip? One ioctl per new destination. */
 int dest_ok(struct conn *c, uint32_t ip)
 {
@@ -1278,7 +1255,7 @@ int dest_ok(struct conn *c, uint32_t ip)
 	int i, state;
 
 	if (!ip || ip == c->r.remote_ip)
-		return c->r.remote_ip ? !c->remote_kernel : 0;
+		return !!c->r.remote_ip || ip;
 	for (i = 0; i < NDEST; i++)
 		if (c->dests[i].state != DEST_FREE && c->dests[i].ip == ip)
 			return c->dests[i].state == DEST_OK;
@@ -1495,8 +1472,6 @@ ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 	size_t len = 0;
 	int i, nonblock, tos = -1, ttl = -1, want;
 
-	if (paths_moved(c))
-		paths_renew(c);
 	for (i = 0; i < (int)m->msg_iovlen; i++)
 		len += m->msg_iov[i].iov_len;
 	if (flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL) ||
@@ -1526,8 +1501,6 @@ ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 			errno = EDESTADDRREQ;
 			return -1;
 		}
-		if (c->remote_kernel)
-			return kernel_send(c, fd, m, flags);
 		ip = 0;
 		port = 0;
 	}
@@ -1597,7 +1570,6 @@ ssize_t conn_send(struct conn *c, int fd, const void *buf, size_t len, int flags
 	int free = 0;
 
 	if ((flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL)) || to || !c->r.remote_ip ||
-	    paths_moved(c) || c->remote_kernel ||
 	    c->hdr_bits != (c->row_bits & ROW_HDR_BITS) ||
 	    len > c->max_payload || (int)len <= accio_cfg.mmio_max ||
 	    ((uintptr_t)buf & 7) || (len && (uintptr_t)buf < 4096) ||

@@ -51,36 +51,6 @@ void accio_row_close(struct accio_row *r)
 	errno = err;
 }
 
-/*
- * The kernel's paths page (struct accio_paths: its gen moves when a route
- * or the NIC's MTU changes), the same from every row fd: mapped by the
- * first row opened, read-only, and kept for good (a child inherits it).
- * A kernel that has none leaves a gen that never moves.
- */
-static const uint32_t no_paths;
-static const struct accio_paths *paths_page;
-
-static const volatile uint32_t *paths_gen(int fd, uint64_t off)
-{
-	const struct accio_paths *p = __atomic_load_n(&paths_page, __ATOMIC_ACQUIRE);
-	const struct accio_paths *none = NULL;
-	void *m;
-
-	if (!p && off) {
-		m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, off);
-		if (m != MAP_FAILED) {
-			if (__atomic_compare_exchange_n(&paths_page, &none, m, 0,
-							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-				p = m;
-			else {
-				munmap(m, 4096);	/* another thread's came first */
-				p = none;
-			}
-		}
-	}
-	return p ? &p->gen : &no_paths;
-}
-
 int accio_row_open(struct accio_row *r, int sock, uint32_t flags,
 		   uint32_t rx_bytes, uint32_t tx_bytes)
 {
@@ -114,7 +84,6 @@ int accio_row_open(struct accio_row *r, int sock, uint32_t flags,
 	r->tx = map_ring(a.fd, a.tx_offset, a.tx_bytes);
 	if (!r->tx)
 		goto fail;
-	r->paths_gen = paths_gen(a.fd, a.paths_offset);
 	return 0;
 fail:
 	accio_row_close(r);

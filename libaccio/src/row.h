@@ -5,8 +5,7 @@
  *   accio_row_open   SIOCACCIO on a bound UDP socket, then the row fd's
  *                    mappings: the register page at offset 0, the RX and
  *                    the TX ring each mapped twice, back to back, so that
- *                    a record never wraps in virtual memory; the kernel's
- *                    paths page, once for the whole process
+ *                    a record never wraps in virtual memory
  *   accio_row_close  the mappings and the row fd
  *   accio_row_wait   the row's sleep: accio_wait(2), or ACCIO_IOC_WAIT on a
  *                    kernel without the system call
@@ -39,8 +38,6 @@ struct accio_row {
 	uint32_t rx_bytes, tx_bytes;
 	uint32_t local_ip, remote_ip;	/* network order; remote 0: any */
 	uint16_t local_port, remote_port;	/* network order */
-	const volatile uint32_t *paths_gen;	/* the paths page's gen (a 0
-						 * that never moves: none) */
 };
 
 /*

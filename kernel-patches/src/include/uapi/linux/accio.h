@@ -64,25 +64,7 @@ struct accio_accel {
 	__u32 reserved0;
 	__u64 rx_offset;	/* out: mmap offset of the RX ring on fd */
 	__u64 tx_offset;	/* out: mmap offset of the TX ring on fd */
-	__u64 paths_offset;	/* out: mmap offset of the paths page on fd */
-	__u64 reserved[3];
-};
-
-/*
- * The paths page: one read-only page, the same for every row (map it once,
- * PROT_READ, from any row fd at accio_accel.paths_offset). gen changes once
- * a route (of any table or rule, IPv4) or the MTU of an Accio NIC changed,
- * after the change took effect. What an owner learnt before - which
- * destinations ACCIO_IOC_ROUTE admitted, the connected peer's next hop
- * included, and the largest datagram a frame of the NIC carries - holds
- * while gen stays the same; when it moves, the owner asks ACCIO_IOC_ROUTE
- * again for each destination before it queues a datagram to it (the first
- * answer at a new gen gives the row its next hop anew) and reads the MTU
- * again.
- */
-struct accio_paths {
-	__u32 gen;
-	__u32 reserved;
+	__u64 reserved[4];
 };
 
 /* Row fd ioctls. */
@@ -117,11 +99,7 @@ struct accio_route {
  * ready: no ioctl dispatch and no copies, for a thread that waits often.
  */
 #define ACCIO_IOC_WAIT		_IOWR('a', 1, struct accio_wait)
-/*
- * 0 if the engine can send to ip (the same next hop as the row's), else
- * EXDEV; the row takes the next hop of the first destination asked since
- * the paths page's gen last moved (the connected peer's at SIOCACCIO).
- */
+/* 0 if the engine can send to ip (same next hop as the row), else EXDEV. */
 #define ACCIO_IOC_ROUTE		_IOW('a', 2, struct accio_route)
 /*
  * The row's owner says that a completion is there on one side (__u32: 0

@@ -66,9 +66,7 @@
 #include <linux/udp.h>
 #include <net/arp.h>
 #include <net/inet_sock.h>
-#include <net/fib_notifier.h>
 #include <net/netevent.h>
-#include <net/netns/generic.h>
 #include <net/route.h>
 #include <net/sock.h>
 #include <net/udp.h>
@@ -83,7 +81,6 @@
 #define ACCIO_UNCORE_MAGIC	0x41435455
 #define ACCIO_RX_OFFSET		0x100000
 #define ACCIO_TX_OFFSET		0x200000
-#define ACCIO_PATHS_OFFSET	0x300000
 #define ACCIO_DEFAULT_PRIO	1
 #define ACCIO_NEIGH_WAIT_MS	1000
 #define ACCIO_NEVENTS		(ACCIO_EV_MMIO_TX_ERROR + 1)
@@ -128,7 +125,6 @@ struct accio_row {
 	struct mutex lock;		/* next hop */
 	bool have_nexthop;
 	__be32 nexthop;
-	u32 nh_gen;			/* the paths' gen it was chosen at */
 	void *rx_cpu, *tx_cpu;
 	dma_addr_t rx_dma, tx_dma;
 	u32 rx_bytes, tx_bytes;
@@ -161,7 +157,6 @@ struct accio_ict {
 	struct accio_hart *harts;
 	int wake_cause;			/* local interrupt of the wake-ups, or -1 */
 	u64 events[ACCIO_NEVENTS];
-	struct accio_paths *paths;	/* the paths page */
 };
 
 static struct accio_ict *accio_ict;
@@ -489,46 +484,28 @@ static u64 mac_to_reg(const u8 *mac)
 	return v;
 }
 
-static DEFINE_MUTEX(accio_neigh_mutex);
-
-/* The paths page's gen: what the routes and the MTUs were when it was read. */
-static u32 accio_paths_gen(struct accio_ict *ict)
-{
-	/* pairs with the barrier after accio_paths_bump()'s increment */
-	return ict ? smp_load_acquire(&ict->paths->gen) : 0;
-}
-
-/* Admit @daddr to the engine: the row takes the next hop of the first
- * destination asked since the paths' gen moved; at the same gen, only
- * destinations with the same next hop are admitted.
- */
+/* Admit @daddr to the engine: the row takes the first next hop it sees. */
 static int accio_row_route(struct accio_row *row, __be32 daddr)
 {
-	u32 gen = accio_paths_gen(row->ict);
 	u8 mac[ETH_ALEN];
 	__be32 nh;
 	int err;
 
 	if (!daddr || ipv4_is_multicast(daddr) || ipv4_is_lbcast(daddr))
 		return -EXDEV;
-	/* resolved after gen was read: at least as new as the paths of gen */
 	err = accio_resolve(sock_net(row->sk), daddr, &nh, mac);
 	if (err)
 		return err;
-	/* a neighbour update walking the rows sees the old or the new hop */
-	mutex_lock(&accio_neigh_mutex);
 	mutex_lock(&row->lock);
-	if (!row->have_nexthop || (s32)(gen - row->nh_gen) > 0) {
+	if (!row->have_nexthop) {
 		row_set(row, ACCIO_UNCORE_ROW_DST_MAC, mac_to_reg(mac));
-		WRITE_ONCE(row->nexthop, nh);
-		row->nh_gen = gen;
+		row->nexthop = nh;
 		/* accio_neigh_work_fn() reads the next hop without row->lock */
 		smp_store_release(&row->have_nexthop, true);
 	} else if (row->nexthop != nh) {
 		err = -EXDEV;
 	}
 	mutex_unlock(&row->lock);
-	mutex_unlock(&accio_neigh_mutex);
 	return err;
 }
 
@@ -543,6 +520,8 @@ struct accio_neigh_work {
 	struct work_struct work;
 	struct neighbour *n;
 };
+
+static DEFINE_MUTEX(accio_neigh_mutex);
 
 static void accio_neigh_work_fn(struct work_struct *work)
 {
@@ -564,7 +543,7 @@ static void accio_neigh_work_fn(struct work_struct *work)
 		list_for_each_entry(row, &ict->conns, node)
 			/* the next hop as accio_row_route() released it */
 			if (smp_load_acquire(&row->have_nexthop) &&
-			    READ_ONCE(row->nexthop) == ip &&
+			    row->nexthop == ip &&
 			    row->sk && net_eq(sock_net(row->sk), dev_net(n->dev)))
 				row_set(row, ACCIO_UNCORE_ROW_DST_MAC, reg);
 		spin_unlock(&ict->lock);
@@ -597,91 +576,6 @@ static int accio_netevent(struct notifier_block *nb, unsigned long event,
 
 static struct notifier_block accio_netevent_nb = {
 	.notifier_call = accio_netevent,
-};
-
-/* A route or an MTU changed: the paths page's gen moves, so that owners ask
- * again. A new or replaced route and a new MTU are in place when their
- * notifiers run, a deleted route not yet; the gen moves at once and again
- * from a work item that runs once the change is complete (all of them
- * happen under RTNL, which the change that queued it still holds), so an
- * owner that asked in between asks again.
- */
-static void accio_paths_bump(void)
-{
-	/* the table as probe published it */
-	struct accio_ict *ict = smp_load_acquire(&accio_ict);
-
-	if (ict) {
-		atomic_inc((atomic_t *)&ict->paths->gen);
-		/* the new gen before anything this CPU does after the change */
-		smp_mb__after_atomic();
-	}
-}
-
-static void accio_paths_work_fn(struct work_struct *work)
-{
-	rtnl_lock();
-	rtnl_unlock();
-	accio_paths_bump();
-}
-
-static DECLARE_WORK(accio_paths_work, accio_paths_work_fn);
-
-/* Every IPv4 route, rule and next hop change, in any network namespace. */
-static int accio_fib_event(struct notifier_block *nb, unsigned long event,
-			   void *ptr)
-{
-	struct fib_notifier_info *info = ptr;
-
-	if (info->family == AF_INET) {
-		accio_paths_bump();
-		schedule_work(&accio_paths_work);
-	}
-	return NOTIFY_DONE;
-}
-
-struct accio_net {
-	struct notifier_block fib_nb;
-};
-
-static unsigned int accio_net_id;
-
-static int __net_init accio_net_init(struct net *net)
-{
-	struct accio_net *an = net_generic(net, accio_net_id);
-
-	an->fib_nb.notifier_call = accio_fib_event;
-	return register_fib_notifier(net, &an->fib_nb, NULL, NULL);
-}
-
-static void __net_exit accio_net_exit(struct net *net)
-{
-	struct accio_net *an = net_generic(net, accio_net_id);
-
-	unregister_fib_notifier(net, &an->fib_nb);
-}
-
-static struct pernet_operations accio_net_ops = {
-	.init = accio_net_init,
-	.exit = accio_net_exit,
-	.id = &accio_net_id,
-	.size = sizeof(struct accio_net),
-};
-
-/* The MTU of an Accio NIC bounds the datagrams a row's frame carries. */
-static int accio_netdev_event(struct notifier_block *nb, unsigned long event,
-			      void *ptr)
-{
-	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
-
-	/* dev->mtu is the new one by now */
-	if (event == NETDEV_CHANGEMTU && accio_is_nic(dev))
-		accio_paths_bump();
-	return NOTIFY_DONE;
-}
-
-static struct notifier_block accio_netdev_nb = {
-	.notifier_call = accio_netdev_event,
 };
 
 /* ---- rows: a cache of connections -------------------------------------- */
@@ -1594,15 +1488,6 @@ static int accio_row_mmap(struct file *f, struct vm_area_struct *vma)
 		vma->vm_ops = &accio_row_vm_ops;
 		return 0;
 	}
-	if (off == ACCIO_PATHS_OFFSET && size == PAGE_SIZE) {
-		/* read-only, and kept by a child, as it is the same for all */
-		if (vma->vm_flags & VM_WRITE)
-			return -EACCES;
-		vma->vm_flags &= ~(VM_MAYWRITE | VM_DONTCOPY);
-		return remap_pfn_range(vma, vma->vm_start,
-				       virt_to_pfn(ict->paths), PAGE_SIZE,
-				       vma->vm_page_prot);
-	}
 	if (off == ACCIO_RX_OFFSET && size == row->rx_bytes)
 		return accio_ring_mmap(ict, vma, row->rx_cpu, row->rx_dma, size);
 	if (off == ACCIO_TX_OFFSET && size == row->tx_bytes)
@@ -2269,7 +2154,6 @@ struct accio_tuple {
 	__be16 lport, rport;
 	bool connected;
 	u8 mac[ETH_ALEN];
-	u32 gen;		/* the paths' gen before the next hop was resolved */
 };
 
 /* The receive ring of a socket whose program names no size: it holds as
@@ -2343,11 +2227,9 @@ static int accio_sock_tuple(struct sock *sk, bool roce, struct accio_tuple *t)
 		return -ENODEV;
 	if (!t->lip)
 		return -EADDRNOTAVAIL;
-	if (!t->connected)
-		return 0;
-	/* the table as probe published it; the gen before the route is read */
-	t->gen = accio_paths_gen(smp_load_acquire(&accio_ict));
-	return accio_resolve(net, t->rip, &t->nexthop, t->mac);
+	if (t->connected)
+		return accio_resolve(net, t->rip, &t->nexthop, t->mac);
+	return 0;
 }
 
 /* A new connection of the socket, in the table's list: one per socket, and
@@ -2419,7 +2301,6 @@ static int accio_conn_setup(struct accio_row *row, struct sock *sk,
 	if (t->connected) {
 		row_wr(row, ACCIO_UNCORE_ROW_DST_MAC, mac_to_reg(t->mac));
 		row->nexthop = t->nexthop;
-		row->nh_gen = t->gen;
 		row->have_nexthop = true;
 	}
 	mutex_lock(&row->inst_lock);
@@ -2462,7 +2343,6 @@ static int accio_row_fd(struct accio_row *row, struct socket *sock,
 	a->remote_port = t->rport;
 	a->rx_offset = ACCIO_RX_OFFSET;
 	a->tx_offset = ACCIO_TX_OFFSET;
-	a->paths_offset = ACCIO_PATHS_OFFSET;
 	if (copy_to_user(uarg, a, sizeof(*a))) {
 		put_unused_fd(fd);
 		*owned = true;
@@ -2741,9 +2621,7 @@ static int accio_ict_probe(struct platform_device *pdev)
 				 GFP_KERNEL);
 	ict->harts = devm_kcalloc(dev, ict->nharts, sizeof(*ict->harts),
 				  GFP_KERNEL);
-	ict->paths = (void *)devm_get_free_pages(dev, GFP_KERNEL | __GFP_ZERO,
-						 0);
-	if (!ict->used || !ict->rows || !ict->harts || !ict->paths)
+	if (!ict->used || !ict->rows || !ict->harts)
 		return -ENOMEM;
 
 	err = accio_wake_local_probe(ict, dev->of_node);
@@ -2789,11 +2667,6 @@ static int accio_ict_probe(struct platform_device *pdev)
 	err = register_netevent_notifier(&accio_netevent_nb);
 	if (err)
 		dev_warn(dev, "no neighbour updates for rows: %d\n", err);
-	err = register_pernet_subsys(&accio_net_ops);
-	if (!err)
-		err = register_netdevice_notifier(&accio_netdev_nb);
-	if (err)
-		dev_warn(dev, "no route or MTU updates for rows: %d\n", err);
 	dev_info(dev, "%u rows, %u harts, owners by %s\n", ict->nrows,
 		 ict->nharts, ict->ctx ? "context registers" : "satp ASID");
 	return 0;
