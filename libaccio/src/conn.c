@@ -145,12 +145,10 @@ static int ifindex_of(int fd, uint32_t ip, uint32_t *max_payload)
 {
 	struct ifreq ifr[16];
 	struct ifconf ifc = { .ifc_len = sizeof(ifr), .ifc_req = ifr };
-	int i, n;
+	uint32_t most = ACCIO_MAX_PAYLOAD;
+	int i, n, index = 0;
 
-	*max_payload = ACCIO_MAX_PAYLOAD;
-	if (syscall(SYS_ioctl, fd, SIOCGIFCONF, &ifc) < 0)
-		return 0;
-	n = ifc.ifc_len / sizeof(ifr[0]);
+	n = syscall(SYS_ioctl, fd, SIOCGIFCONF, &ifc) < 0 ? 0 : ifc.ifc_len / sizeof(ifr[0]);
 	for (i = 0; i < n; i++) {
 		struct sockaddr_in *sa = (struct sockaddr_in *)&ifr[i].ifr_addr;
 		struct ifreq q = ifr[i];
@@ -159,12 +157,14 @@ static int ifindex_of(int fd, uint32_t ip, uint32_t *max_payload)
 			continue;
 		if (syscall(SYS_ioctl, fd, SIOCGIFMTU, &q) == 0 && q.ifr_mtu >= 68 &&
 		    (uint32_t)q.ifr_mtu - 28 < ACCIO_MAX_PAYLOAD)
-			*max_payload = q.ifr_mtu - 28;
+			most = q.ifr_mtu - 28;
 		if (syscall(SYS_ioctl, fd, SIOCGIFINDEX, &ifr[i]) == 0)
-			return ifr[i].ifr_ifindex;
-		return 0;
+			index = ifr[i].ifr_ifindex;
+		break;
 	}
-	return 0;
+	/* one store: a sender on another thread sees the old or the new */
+	__atomic_store_n(max_payload, most, __ATOMIC_RELAXED);
+	return index;
 }
 
 /*
@@ -216,6 +216,8 @@ int conn_create(struct sock *s)
 		return -1;
 	}
 	c->sock = s;
+	/* SIOCACCIO's gen: a change since is seen at the first send */
+	c->paths_gen = c->r.paths_gen;
 	c->ifindex = ifindex_of(s->fd, c->r.local_ip, &c->max_payload);
 	c->row_bits = s->row_bits;
 	c->hdr_bits = s->row_bits & ROW_HDR_BITS;
@@ -492,9 +494,15 @@ static int bad_iov(const struct iovec *iov, int iovcnt)
 	return 0;
 }
 
+/*
+ * Nothing in the RX ring? Without touching the registers of a row another
+ * connection took: the look would install it again, and a program that
+ * looks at many sockets (epoll_wait, a non-blocking receive on each) would
+ * make its rows evict each other at every look.
+ */
 int rx_empty(struct conn *c)
 {
-	return row_reg(&c->r, ACCIO_ROW_RX_WPTR) == c->rx_rptr;
+	return row_rx_wptr(&c->r) == c->rx_rptr;
 }
 
 /* ---- transmit timestamps ---------------------------------------------- */
@@ -1149,7 +1157,7 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 		return recv_unlock_general(c, a);
 	/* under the lock: another thread may have taken a datagram meanwhile */
 	rptr = c->rx_rptr;
-	wptr = row_reg(&c->r, ACCIO_ROW_RX_WPTR);
+	wptr = row_rx_wptr(&c->r);	/* a row another took stays there */
 	if (wptr == rptr) {
 		if (c->kernel_pending || c->sock->nonblock || (a->flags & MSG_DONTWAIT) ||
 		    ((accio_cfg.spin_us > 0 || accio_cfg.spin_auto) && tb_khz <= 1))
@@ -1248,6 +1256,27 @@ ssize_t conn_recv(struct conn *c, struct rx_args *a)
 
 /* ---- transmit --------------------------------------------------------- */
 
+/*
+ * A route or the MTU changed (the status page's paths_gen moved): what the
+ * connection learnt of its paths no longer holds. The destinations are
+ * asked again as they are sent to; the connected peer now, as the leaf
+ * send needs its answer (the row takes the first next hop asked for after
+ * the change); the largest datagram follows the MTU as it is now.
+ */
+void paths_renew(struct conn *c)
+{
+	uint32_t gen = row_paths_gen(&c->r);
+	struct accio_route r = { .ip = c->r.remote_ip };
+	int i;
+
+	for (i = 0; i < NDEST; i++)
+		c->dests[i].state = DEST_FREE;
+	c->ifindex = ifindex_of(c->sock->fd, c->r.local_ip, &c->max_payload);
+	if (c->r.remote_ip)
+		c->remote_kernel = syscall(SYS_ioctl, c->r.fd, ACCIO_IOC_ROUTE, &r) != 0;
+	__atomic_store_n(&c->paths_gen, gen, __ATOMIC_RELEASE);
+}
+
 /* May the engine carry a datagram to ip? One ioctl per new destination. */
 int dest_ok(struct conn *c, uint32_t ip)
 {
@@ -1255,7 +1284,7 @@ int dest_ok(struct conn *c, uint32_t ip)
 	int i, state;
 
 	if (!ip || ip == c->r.remote_ip)
-		return !!c->r.remote_ip || ip;
+		return c->r.remote_ip ? !c->remote_kernel : 0;
 	for (i = 0; i < NDEST; i++)
 		if (c->dests[i].state != DEST_FREE && c->dests[i].ip == ip)
 			return c->dests[i].state == DEST_OK;
@@ -1472,6 +1501,8 @@ ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 	size_t len = 0;
 	int i, nonblock, tos = -1, ttl = -1, want;
 
+	if (paths_moved(c))
+		paths_renew(c);
 	for (i = 0; i < (int)m->msg_iovlen; i++)
 		len += m->msg_iov[i].iov_len;
 	if (flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL) ||
@@ -1501,6 +1532,8 @@ ssize_t conn_sendmsg(struct conn *c, int fd, const struct msghdr *m, int flags)
 			errno = EDESTADDRREQ;
 			return -1;
 		}
+		if (c->remote_kernel)
+			return kernel_send(c, fd, m, flags);
 		ip = 0;
 		port = 0;
 	}
@@ -1570,6 +1603,7 @@ ssize_t conn_send(struct conn *c, int fd, const void *buf, size_t len, int flags
 	int free = 0;
 
 	if ((flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL)) || to || !c->r.remote_ip ||
+	    paths_moved(c) || c->remote_kernel ||
 	    c->hdr_bits != (c->row_bits & ROW_HDR_BITS) ||
 	    len > c->max_payload || (int)len <= accio_cfg.mmio_max ||
 	    ((uintptr_t)buf & 7) || (len && (uintptr_t)buf < 4096) ||

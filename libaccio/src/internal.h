@@ -102,6 +102,9 @@ struct conn {
 	uint64_t tx_rptr_seen;	/* TX_RPTR when last read: the engine is at least there */
 	int ifindex;		/* the interface of lip, 0: unknown */
 	uint32_t max_payload;	/* larger datagrams take the kernel (MTU) */
+	uint32_t paths_gen;	/* the status page's paths_gen that dests, max_payload
+				 * and remote_kernel hold for */
+	int remote_kernel;	/* the connected peer is behind another next hop */
 	int row_bits;		/* the socket's ROW_* the row follows */
 	int hdr_bits;		/* the row's header now (ROW_HDR_BITS): a datagram's
 				 * IP_TOS or IP_TTL message may have changed it */
@@ -326,6 +329,13 @@ HIDDEN int tx_room(struct conn *c, uint32_t rec, int nonblock);
 HIDDEN void tx_publish(struct conn *c, uint32_t rec);
 HIDDEN void tx_stamp_want(struct conn *c);
 HIDDEN int dest_ok(struct conn *c, uint32_t ip);
+HIDDEN void paths_renew(struct conn *c);
+
+/* Did a route or the NIC's MTU change since c last looked? */
+static inline int paths_moved(const struct conn *c)
+{
+	return row_paths_gen(&c->r) != c->paths_gen;
+}
 /*
  * The rings are mapped twice in a row: a record never needs splitting.
  * Inline, so that a record header's fixed-size copy is a few loads and

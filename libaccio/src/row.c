@@ -33,12 +33,17 @@ static uint8_t *map_ring(int fd, uint64_t off, uint32_t size)
 	return base;
 }
 
+/* A kernel without status pages: the row's registers are always there. */
+static const struct accio_row_status row_no_status = { .installed = 1 };
+
 void accio_row_close(struct accio_row *r)
 {
 	int err = errno;
 
 	if (r->regs)
 		munmap((void *)r->regs, 4096);
+	if (r->status && r->status != &row_no_status)
+		munmap((void *)r->status, 4096);
 	if (r->rx)
 		munmap(r->rx, 2 * (size_t)r->rx_bytes);
 	if (r->tx)
@@ -46,6 +51,7 @@ void accio_row_close(struct accio_row *r)
 	if (r->fd >= 0)
 		syscall(SYS_close, r->fd);
 	r->regs = NULL;
+	r->status = NULL;
 	r->rx = r->tx = NULL;
 	r->fd = -1;
 	errno = err;
@@ -74,6 +80,14 @@ int accio_row_open(struct accio_row *r, int sock, uint32_t flags,
 	r->remote_ip = a.remote_ip;
 	r->local_port = a.local_port;
 	r->remote_port = a.remote_port;
+	r->paths_gen = a.paths_gen;
+	r->status = &row_no_status;
+	if (a.status_offset) {
+		p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, a.fd, a.status_offset);
+		if (p == MAP_FAILED)
+			goto fail;
+		r->status = p;
+	}
 	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, a.fd, 0);
 	if (p == MAP_FAILED)
 		goto fail;

@@ -5,7 +5,8 @@
  *   accio_row_open   SIOCACCIO on a bound UDP socket, then the row fd's
  *                    mappings: the register page at offset 0, the RX and
  *                    the TX ring each mapped twice, back to back, so that
- *                    a record never wraps in virtual memory
+ *                    a record never wraps in virtual memory; the status
+ *                    page (read-only)
  *   accio_row_close  the mappings and the row fd
  *   accio_row_wait   the row's sleep: accio_wait(2), or ACCIO_IOC_WAIT on a
  *                    kernel without the system call
@@ -38,6 +39,8 @@ struct accio_row {
 	uint32_t rx_bytes, tx_bytes;
 	uint32_t local_ip, remote_ip;	/* network order; remote 0: any */
 	uint16_t local_port, remote_port;	/* network order */
+	const volatile struct accio_row_status *status;	/* never NULL once open */
+	uint32_t paths_gen;		/* the gen SIOCACCIO's answer holds for */
 };
 
 /*
@@ -59,6 +62,30 @@ ROW_HIDDEN void accio_row_close(struct accio_row *r);
 ROW_HIDDEN long accio_row_wait(int fd, int dir, uint32_t need, int timeout_ms);
 
 /* ---- registers ---------------------------------------------------------- */
+
+/* Does the connection hold a hardware row now (its registers are live)? */
+static inline int row_installed(const struct accio_row *r)
+{
+	return __atomic_load_n(&r->status->installed, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * RX_WPTR without installing an evicted row: the register while the row
+ * is there, else where the ring ended when it went (never ahead of the
+ * register: a row installed meanwhile may have more).
+ */
+static inline uint64_t row_rx_wptr(const struct accio_row *r)
+{
+	if (row_installed(r))
+		return r->regs[ACCIO_ROW_RX_WPTR / 8];
+	return r->status->rx_wptr;
+}
+
+/* A route or an Accio NIC's MTU changed since SIOCACCIO or last renewed. */
+static inline uint32_t row_paths_gen(const struct accio_row *r)
+{
+	return r->status->paths_gen;
+}
 
 static inline uint64_t row_reg(const struct accio_row *r, unsigned int off)
 {

@@ -55,10 +55,17 @@ ssize_t accio_zc_send(int fd, void *buf, size_t len,
 		errno = EBADF;
 		return -1;
 	}
+	if (paths_moved(c))
+		paths_renew(c);
 	rlock_take(&c->tx_lock);
 	if (c->dead || !c->zc_tx || buf != c->zc_tx || len > c->zc_len) {
 		rlock_release(&c->tx_lock);
 		errno = EINVAL;
+		return -1;
+	}
+	if (len > c->max_payload) {	/* the MTU shrank since the buffer's alloc */
+		rlock_release(&c->tx_lock);
+		errno = EMSGSIZE;
 		return -1;
 	}
 	if (dst) {
@@ -72,6 +79,10 @@ ssize_t accio_zc_send(int fd, void *buf, size_t len,
 	} else if (!c->r.remote_ip) {
 		rlock_release(&c->tx_lock);
 		errno = EDESTADDRREQ;
+		return -1;
+	} else if (c->remote_kernel) {
+		rlock_release(&c->tx_lock);
+		errno = EINVAL;
 		return -1;
 	}
 	/* the socket's header, if a datagram's control message changed it */

@@ -106,6 +106,63 @@ def test_rows_keep_to_a_small_mtu(tmp_path):
 
 
 @pytest.mark.skipif(debian_unavailable() is not None, reason=str(debian_unavailable()))
+def test_rows_follow_a_route_change_and_a_new_mtu(tmp_path):
+    """A client under the glibc libaccio keeps sending while its routes
+    and its MTU change (guest/udp_paths.py). 10.9.9.9, an address of the
+    server SoC, is first routed via a next hop that does not exist (a
+    neighbour entry to a MAC nobody has, as a dead router): the datagrams
+    of a connected and an unconnected socket go through their rows and are
+    lost there, as on Linux sockets. Then the route is replaced to go via
+    the server: every datagram after that reaches it, still through the
+    rows. Then a socket sending 1,200-byte datagrams sees the interface's
+    MTU drop to 900: the datagrams after it go through the kernel, which
+    fragments them. The driver's paths page tells libaccio that the
+    routes or the MTU changed; before it did, the rows kept sending to the
+    dead hop's MAC (all 20 datagrams after the change lost) and sent
+    1,242-byte frames on an interface of MTU 900."""
+    glibc = "LD_PRELOAD=/usr/lib/riscv64-linux-gnu/libaccio.so ACCIO_STATS=1"
+    run = "python3 /opt/t/udp_paths.py"
+    server = f"ip addr add 10.9.9.9/32 dev lo; {run} server"
+    client = (f"sleep 2; {glibc} {run} client 10.0.3.1 2>&1; ip route show 10.9.9.9; "
+              "echo client_done")
+    rs, rc = accio.run_pair(server, client, add=[(GUEST_PROGS, "/opt/t")], pkgs=["python3-minimal"],
+                            timeout=TIMEOUT, grace=2, pcap_dir=str(tmp_path))
+    assert rc.rc == 0 and "client_done" in rc.output, rc.output + rc.console[-2000:]
+    assert "server_ready" in rs.output, rs.output + rs.console[-2000:]
+    got = re.findall(r"^got (\S+) (\d+)$", rs.output, re.M)
+    words = sorted(w for w, _ in got)
+    # nothing through the dead hop; every datagram after each change
+    want = sorted([f"live-{k}-{i}" for k in ("conn", "free") for i in range(10)] +
+                  [f"mtu{m}-{i}" for m in (1500, 900) for i in range(5)])
+    assert words == want, (got, rc.output)
+    fds = dict(re.findall(r"(conn|free|big)=(\d+)",
+                          re.search(r"^fds .*$", rc.output, re.M).group(0)))
+    st = {int(m["fd"]): m for m in
+          (dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", line))
+           for line in re.findall(r"^accio: (fd=.*)$", rc.output, re.M))}
+    conn, free, big = (st[int(fds[k])] for k in ("conn", "free", "big"))
+    # the route change kept both sockets on their rows
+    assert conn["tx_ring"] + conn["tx_mmio"] == 20 and conn["tx_kernel"] == 0, conn
+    assert free["tx_ring"] + free["tx_mmio"] == 20 and free["tx_kernel"] == 0, free
+    # the 5 datagrams after the MTU change went through the kernel
+    assert big["tx_ring"] + big["tx_mmio"] == 5 and big["tx_kernel"] == 5, big
+    frames = [f for _, f, n in wirecap.read_pcap(str(tmp_path / "client.pcap"))
+              if f[6:12] == bytes.fromhex("525400acc102") and f[12:14] == b"\x08\x00"
+              and f[23] == 17]
+    dead = [f for f in frames if f[0:6] == bytes.fromhex("020000000099")]
+    assert len(dead) == 20, len(dead)
+    to_far = [f for f in frames if f[30:34] == bytes([10, 9, 9, 9])]
+    assert len(to_far) == 40 and to_far[20:] == [f for f in to_far if f[0:6] != dead[0][0:6]], \
+        [f[0:6].hex() for f in to_far]
+    # 5 whole 1,242-byte frames, then 5 datagrams in two fragments each
+    big_frames = [n for _, f, n in wirecap.read_pcap(str(tmp_path / "client.pcap"))
+                  if f[6:12] == bytes.fromhex("525400acc102") and f[12:14] == b"\x08\x00"
+                  and f[30:34] == bytes([10, 0, 3, 1]) and f[23] == 17]
+    assert big_frames[:5] == [1242] * 5 and len(big_frames) == 15 and \
+        max(big_frames[5:]) <= 14 + 900, big_frames
+
+
+@pytest.mark.skipif(debian_unavailable() is not None, reason=str(debian_unavailable()))
 def test_tos_and_ttl_through_the_rows(tmp_path):
     """A client and a server that set IP_TOS (DSCP and ECN bits, as QUIC
     stacks do) and IP_TTL and ask for both of each datagram they receive

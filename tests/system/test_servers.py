@@ -253,7 +253,11 @@ def test_reuseport_flows_stay_with_their_member_under_row_churn():
     owner's look at the ring woke the set to arm it, the ring's next
     datagram raised no wake-up, and about 10 of 480 requests were answered
     only when another socket's woke the set (seconds later; never, on a
-    server with no other traffic)."""
+    server with no other traffic). Nor may the set's looks thrash the rows:
+    libaccio's epoll_wait looks at every socket's ring, and the look at an
+    evicted one's registers installed it again, evicting another; with the
+    status page it reads where the ring ended instead. 818 evictions for
+    the 880 requests; 63,367 when every look installed.
     run = "python3 /opt/t/udp_group.py"
     server = (f"{GLIBC} {run} server & while :; do sleep 1; "
               "echo evictions=$(cat /sys/bus/platform/drivers/accio-uncore/*/evictions); done")
@@ -264,7 +268,9 @@ def test_reuseport_flows_stay_with_their_member_under_row_churn():
     assert "server_ready" in rs.output, rs.output + rs.console[-2000:]
     assert "flows_ok=80\n" in rc.output and "churn_ok=800\n" in rc.output, rc.output
     evictions = [int(n) for n in re.findall(r"^evictions=(\d+)$", rs.output, re.M)]
-    assert evictions and evictions[-1] > 100, rs.output[-2000:]
+    # rows change hands (each reply of a socket without a row installs it),
+    # but a look at a ring does not install: at most 2 per request
+    assert evictions and 100 < evictions[-1] < 2 * (80 + 800), rs.output[-2000:]
     members = {}
     for k, port in re.findall(r"^member (\d) (\d+)$", rs.output, re.M):
         members.setdefault(port, set()).add(k)

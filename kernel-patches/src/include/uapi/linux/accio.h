@@ -64,7 +64,39 @@ struct accio_accel {
 	__u32 reserved0;
 	__u64 rx_offset;	/* out: mmap offset of the RX ring on fd */
 	__u64 tx_offset;	/* out: mmap offset of the TX ring on fd */
-	__u64 reserved[4];
+	__u64 status_offset;	/* out: mmap offset of the status page on fd */
+	__u32 paths_gen;	/* out: the paths_gen what this call told holds for */
+	__u32 reserved1;
+	__u64 reserved[2];
+};
+
+/*
+ * The status page of a row fd: one page, read-only (PROT_READ), at
+ * accio_accel.status_offset. It tells the owner what it may know without
+ * touching the row's registers, which installs a connection that lost its
+ * hardware row again (a page fault that evicts another).
+ *
+ * installed: 1 while the connection holds a hardware row. While it is 0,
+ * rx_wptr is the RX ring's write pointer as it was when the row went: the
+ * ring holds records up to there, and the connection's datagrams go to the
+ * socket meanwhile. rx_wptr is written before installed becomes 0, so an
+ * owner that reads installed (with acquire order) and sees 0 may take
+ * rx_wptr; the row may be installed again just after, when rx_wptr is
+ * older than the register, never ahead of it.
+ *
+ * paths_gen moves once an IPv4 route or rule (of any table) or the MTU of
+ * an Accio NIC changed, after the change took effect. What the owner learnt
+ * at an older gen - which destinations ACCIO_IOC_ROUTE admitted, the
+ * connected peer's next hop included, and the largest datagram a frame of
+ * the NIC carries - may no longer hold: it asks ACCIO_IOC_ROUTE again for
+ * each destination before it queues a datagram there (the first answer at
+ * a new gen gives the row its next hop anew) and reads the MTU again.
+ * SIOCACCIO tells in accio_accel.paths_gen the gen its answer holds for.
+ */
+struct accio_row_status {
+	__u32 installed;
+	__u32 paths_gen;
+	__u64 rx_wptr;
 };
 
 /* Row fd ioctls. */
@@ -99,7 +131,11 @@ struct accio_route {
  * ready: no ioctl dispatch and no copies, for a thread that waits often.
  */
 #define ACCIO_IOC_WAIT		_IOWR('a', 1, struct accio_wait)
-/* 0 if the engine can send to ip (same next hop as the row), else EXDEV. */
+/*
+ * 0 if the engine can send to ip (the same next hop as the row's), else
+ * EXDEV; the row takes the next hop of the first destination asked since
+ * the status page's paths_gen last moved (the connected peer's at SIOCACCIO).
+ */
 #define ACCIO_IOC_ROUTE		_IOW('a', 2, struct accio_route)
 /*
  * The row's owner says that a completion is there on one side (__u32: 0

@@ -66,7 +66,9 @@
 #include <linux/udp.h>
 #include <net/arp.h>
 #include <net/inet_sock.h>
+#include <net/fib_notifier.h>
 #include <net/netevent.h>
+#include <net/netns/generic.h>
 #include <net/route.h>
 #include <net/sock.h>
 #include <net/udp.h>
@@ -81,6 +83,7 @@
 #define ACCIO_UNCORE_MAGIC	0x41435455
 #define ACCIO_RX_OFFSET		0x100000
 #define ACCIO_TX_OFFSET		0x200000
+#define ACCIO_STATUS_OFFSET	0x300000
 #define ACCIO_DEFAULT_PRIO	1
 #define ACCIO_NEIGH_WAIT_MS	1000
 #define ACCIO_NEVENTS		(ACCIO_EV_MMIO_TX_ERROR + 1)
@@ -125,6 +128,8 @@ struct accio_row {
 	struct mutex lock;		/* next hop */
 	bool have_nexthop;
 	__be32 nexthop;
+	u32 nh_gen;			/* the paths_gen it was chosen at */
+	struct accio_row_status *status;	/* the owner's status page */
 	void *rx_cpu, *tx_cpu;
 	dma_addr_t rx_dma, tx_dma;
 	u32 rx_bytes, tx_bytes;
@@ -157,6 +162,7 @@ struct accio_ict {
 	struct accio_hart *harts;
 	int wake_cause;			/* local interrupt of the wake-ups, or -1 */
 	u64 events[ACCIO_NEVENTS];
+	atomic_t paths_gen;		/* moved under lock, see accio_paths_bump() */
 };
 
 static struct accio_ict *accio_ict;
@@ -484,28 +490,46 @@ static u64 mac_to_reg(const u8 *mac)
 	return v;
 }
 
-/* Admit @daddr to the engine: the row takes the first next hop it sees. */
+static DEFINE_MUTEX(accio_neigh_mutex);
+
+/* The paths' gen, read before the routes it stands for are looked at. */
+static u32 accio_paths_gen(struct accio_ict *ict)
+{
+	/* pairs with the full barrier after accio_paths_bump()'s increment */
+	return atomic_read_acquire(&ict->paths_gen);
+}
+
+/* Admit @daddr to the engine: the row takes the next hop of the first
+ * destination asked since the paths' gen moved; at the same gen, only
+ * destinations with the same next hop are admitted.
+ */
 static int accio_row_route(struct accio_row *row, __be32 daddr)
 {
+	u32 gen = accio_paths_gen(row->ict);
 	u8 mac[ETH_ALEN];
 	__be32 nh;
 	int err;
 
 	if (!daddr || ipv4_is_multicast(daddr) || ipv4_is_lbcast(daddr))
 		return -EXDEV;
+	/* resolved after gen was read: at least as new as the paths of gen */
 	err = accio_resolve(sock_net(row->sk), daddr, &nh, mac);
 	if (err)
 		return err;
+	/* a neighbour update walking the rows sees the old or the new hop */
+	mutex_lock(&accio_neigh_mutex);
 	mutex_lock(&row->lock);
-	if (!row->have_nexthop) {
+	if (!row->have_nexthop || (s32)(gen - row->nh_gen) > 0) {
 		row_set(row, ACCIO_UNCORE_ROW_DST_MAC, mac_to_reg(mac));
-		row->nexthop = nh;
+		WRITE_ONCE(row->nexthop, nh);
+		row->nh_gen = gen;
 		/* accio_neigh_work_fn() reads the next hop without row->lock */
 		smp_store_release(&row->have_nexthop, true);
 	} else if (row->nexthop != nh) {
 		err = -EXDEV;
 	}
 	mutex_unlock(&row->lock);
+	mutex_unlock(&accio_neigh_mutex);
 	return err;
 }
 
@@ -520,8 +544,6 @@ struct accio_neigh_work {
 	struct work_struct work;
 	struct neighbour *n;
 };
-
-static DEFINE_MUTEX(accio_neigh_mutex);
 
 static void accio_neigh_work_fn(struct work_struct *work)
 {
@@ -543,7 +565,7 @@ static void accio_neigh_work_fn(struct work_struct *work)
 		list_for_each_entry(row, &ict->conns, node)
 			/* the next hop as accio_row_route() released it */
 			if (smp_load_acquire(&row->have_nexthop) &&
-			    row->nexthop == ip &&
+			    READ_ONCE(row->nexthop) == ip &&
 			    row->sk && net_eq(sock_net(row->sk), dev_net(n->dev)))
 				row_set(row, ACCIO_UNCORE_ROW_DST_MAC, reg);
 		spin_unlock(&ict->lock);
@@ -576,6 +598,97 @@ static int accio_netevent(struct notifier_block *nb, unsigned long event,
 
 static struct notifier_block accio_netevent_nb = {
 	.notifier_call = accio_netevent,
+};
+
+/* A route or an MTU changed: paths_gen moves in every owner's status page,
+ * so that owners ask again. A new or replaced route and a new MTU are in
+ * place when their notifiers run, a deleted route not yet; the gen moves
+ * at once and again from a work item that runs once the change is
+ * complete (all of them happen under RTNL, which the change that queued it
+ * still holds), so an owner that asked in between asks again. The gen
+ * moves and the pages are written under the table's lock, which a new
+ * connection takes to join the list and read the gen.
+ */
+static void accio_paths_bump(void)
+{
+	/* the table as probe published it */
+	struct accio_ict *ict = smp_load_acquire(&accio_ict);
+	struct accio_row *row;
+	u32 gen;
+
+	if (!ict)
+		return;
+	spin_lock(&ict->lock);
+	gen = atomic_inc_return(&ict->paths_gen);
+	list_for_each_entry(row, &ict->conns, node)
+		WRITE_ONCE(row->status->paths_gen, gen);
+	spin_unlock(&ict->lock);
+}
+
+static void accio_paths_work_fn(struct work_struct *work)
+{
+	rtnl_lock();
+	rtnl_unlock();
+	accio_paths_bump();
+}
+
+static DECLARE_WORK(accio_paths_work, accio_paths_work_fn);
+
+/* Every IPv4 route, rule and next hop change, in any network namespace. */
+static int accio_fib_event(struct notifier_block *nb, unsigned long event,
+			   void *ptr)
+{
+	struct fib_notifier_info *info = ptr;
+
+	if (info->family == AF_INET) {
+		accio_paths_bump();
+		schedule_work(&accio_paths_work);
+	}
+	return NOTIFY_DONE;
+}
+
+struct accio_net {
+	struct notifier_block fib_nb;
+};
+
+static unsigned int accio_net_id;
+
+static int __net_init accio_net_init(struct net *net)
+{
+	struct accio_net *an = net_generic(net, accio_net_id);
+
+	an->fib_nb.notifier_call = accio_fib_event;
+	return register_fib_notifier(net, &an->fib_nb, NULL, NULL);
+}
+
+static void __net_exit accio_net_exit(struct net *net)
+{
+	struct accio_net *an = net_generic(net, accio_net_id);
+
+	unregister_fib_notifier(net, &an->fib_nb);
+}
+
+static struct pernet_operations accio_net_ops = {
+	.init = accio_net_init,
+	.exit = accio_net_exit,
+	.id = &accio_net_id,
+	.size = sizeof(struct accio_net),
+};
+
+/* The MTU of an Accio NIC bounds the datagrams a row's frame carries. */
+static int accio_netdev_event(struct notifier_block *nb, unsigned long event,
+			      void *ptr)
+{
+	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+
+	/* dev->mtu is the new one by now */
+	if (event == NETDEV_CHANGEMTU && accio_is_nic(dev))
+		accio_paths_bump();
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block accio_netdev_nb = {
+	.notifier_call = accio_netdev_event,
 };
 
 /* ---- rows: a cache of connections -------------------------------------- */
@@ -638,6 +751,11 @@ static unsigned int accio_row_evict(struct accio_row *row, bool reclaim)
 			    ACCIO_UNCORE_ROW_STATE_TOS_MASK |
 			    ACCIO_UNCORE_ROW_STATE_TTL_MASK);
 	WRITE_ONCE(row->regs, NULL);
+	/* the owner reads the ring's end from its status page meanwhile */
+	WRITE_ONCE(row->status->rx_wptr,
+		   row->reg[ACCIO_UNCORE_ROW_RX_WPTR / 8]);
+	/* rx_wptr before installed: pairs with the owner's acquire load */
+	smp_store_release(&row->status->installed, 0);
 	spin_unlock_irqrestore(&row->slot_lock, flags);
 	/* then the hardware row is nobody's */
 	spin_lock(&ict->alloc_lock);
@@ -927,6 +1045,7 @@ static void accio_row_install(struct accio_row *row)
 			writeq(row->reg[i], regs + 8 * i);
 	writeq(row->reg[0], regs + ACCIO_UNCORE_ROW_STATE);
 	WRITE_ONCE(row->regs, regs);
+	WRITE_ONCE(row->status->installed, 1);
 	spin_unlock_irqrestore(&row->slot_lock, flags);
 	row->seen = accio_row_activity(row);
 	row->spared = false;
@@ -1488,6 +1607,14 @@ static int accio_row_mmap(struct file *f, struct vm_area_struct *vma)
 		vma->vm_ops = &accio_row_vm_ops;
 		return 0;
 	}
+	if (off == ACCIO_STATUS_OFFSET && size == PAGE_SIZE) {
+		/* the kernel writes it, the owner only reads */
+		if (vma->vm_flags & VM_WRITE)
+			return -EACCES;
+		vma->vm_flags &= ~VM_MAYWRITE;
+		return vm_insert_page(vma, vma->vm_start,
+				      virt_to_page(row->status));
+	}
 	if (off == ACCIO_RX_OFFSET && size == row->rx_bytes)
 		return accio_ring_mmap(ict, vma, row->rx_cpu, row->rx_dma, size);
 	if (off == ACCIO_TX_OFFSET && size == row->tx_bytes)
@@ -1497,7 +1624,10 @@ static int accio_row_mmap(struct file *f, struct vm_area_struct *vma)
 
 static void accio_row_free_rcu(struct rcu_head *rcu)
 {
-	kfree(container_of(rcu, struct accio_row, rcu));
+	struct accio_row *row = container_of(rcu, struct accio_row, rcu);
+
+	free_page((unsigned long)row->status);
+	kfree(row);
 }
 
 /* Datagrams the owner queued are sent even when it died before ringing the
@@ -2154,6 +2284,7 @@ struct accio_tuple {
 	__be16 lport, rport;
 	bool connected;
 	u8 mac[ETH_ALEN];
+	u32 gen;		/* the paths' gen before any of it was read */
 };
 
 /* The receive ring of a socket whose program names no size: it holds as
@@ -2180,7 +2311,7 @@ static int accio_accel_args(struct accio_accel *a, void __user *uarg,
 	if (copy_from_user(a, uarg, sizeof(*a)))
 		return -EFAULT;
 	if (a->version != ACCIO_UAPI_VERSION ||
-	    (a->flags & ~ACCIO_ACCEL_ROCE) || a->reserved0 ||
+	    (a->flags & ~ACCIO_ACCEL_ROCE) || a->reserved0 || a->reserved1 ||
 	    memchr_inv(a->reserved, 0, sizeof(a->reserved)))
 		return -EINVAL;
 	if (!a->rx_bytes)
@@ -2199,6 +2330,8 @@ static int accio_sock_tuple(struct sock *sk, bool roce, struct accio_tuple *t)
 	struct net *net = sock_net(sk);
 	struct net_device *dev;
 
+	/* the table as probe published it; routes and MTUs are read after */
+	t->gen = accio_paths_gen(smp_load_acquire(&accio_ict));
 	lock_sock(sk);
 	t->lip = inet_sk(sk)->inet_rcv_saddr;
 	t->lport = inet_sk(sk)->inet_sport;
@@ -2244,6 +2377,11 @@ static struct accio_row *accio_conn_new(struct accio_ict *ict, struct sock *sk,
 	row = kzalloc(sizeof(*row), GFP_KERNEL);
 	if (!row)
 		return ERR_PTR(-ENOMEM);
+	row->status = (void *)get_zeroed_page(GFP_KERNEL);
+	if (!row->status) {
+		kfree(row);
+		return ERR_PTR(-ENOMEM);
+	}
 	row->ict = ict;
 	row->prio = ACCIO_DEFAULT_PRIO;
 	row->rx_bytes = a->rx_bytes;
@@ -2266,10 +2404,13 @@ static struct accio_row *accio_conn_new(struct accio_ict *ict, struct sock *sk,
 	if (!err) {
 		list_add_tail(&row->node, &ict->conns);
 		ict->nconns++;
+		/* from here on accio_paths_bump() writes it */
+		row->status->paths_gen = atomic_read(&ict->paths_gen);
 	}
 	spin_unlock(&ict->lock);
 	if (err) {
 		mmdrop(row->mm);
+		free_page((unsigned long)row->status);
 		kfree(row);
 		return ERR_PTR(err);
 	}
@@ -2301,8 +2442,11 @@ static int accio_conn_setup(struct accio_row *row, struct sock *sk,
 	if (t->connected) {
 		row_wr(row, ACCIO_UNCORE_ROW_DST_MAC, mac_to_reg(t->mac));
 		row->nexthop = t->nexthop;
+		row->nh_gen = t->gen;
 		row->have_nexthop = true;
 	}
+	/* a row installed later starts from here: the ring's end is known */
+	row->status->rx_wptr = row->reg[ACCIO_UNCORE_ROW_RX_WPTR / 8];
 	mutex_lock(&row->inst_lock);
 	accio_row_install(row);
 	err = accio_row_set_owner(row);
@@ -2343,6 +2487,8 @@ static int accio_row_fd(struct accio_row *row, struct socket *sock,
 	a->remote_port = t->rport;
 	a->rx_offset = ACCIO_RX_OFFSET;
 	a->tx_offset = ACCIO_TX_OFFSET;
+	a->status_offset = ACCIO_STATUS_OFFSET;
+	a->paths_gen = t->gen;
 	if (copy_to_user(uarg, a, sizeof(*a))) {
 		put_unused_fd(fd);
 		*owned = true;
@@ -2667,6 +2813,11 @@ static int accio_ict_probe(struct platform_device *pdev)
 	err = register_netevent_notifier(&accio_netevent_nb);
 	if (err)
 		dev_warn(dev, "no neighbour updates for rows: %d\n", err);
+	err = register_pernet_subsys(&accio_net_ops);
+	if (!err)
+		err = register_netdevice_notifier(&accio_netdev_nb);
+	if (err)
+		dev_warn(dev, "no route or MTU updates for rows: %d\n", err);
 	dev_info(dev, "%u rows, %u harts, owners by %s\n", ict->nrows,
 		 ict->nharts, ict->ctx ? "context registers" : "satp ASID");
 	return 0;
