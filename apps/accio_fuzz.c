@@ -129,8 +129,17 @@ static void op_accel(struct slot *s)
 	a.flags = rnd() % 8 ? 0 : (uint32_t)rnd();
 	a.rx_bytes = ring_size();
 	a.tx_bytes = ring_size();
-	if (!(rnd() % 10))
-		a.reserved[rnd() % 4] = rnd();
+	if (!(rnd() % 10)) {
+		/* a reserved field that must be 0: EINVAL */
+		uint32_t k = rnd() % 4, v = rnd() | 1;
+
+		if (k < 2)
+			a.reserved[k] = v;
+		else if (k == 2)
+			a.reserved0 = v;
+		else
+			a.reserved1 = v;
+	}
 	if (!(rnd() % 20)) {
 		outcome(ioctl(s->sock, SIOCACCIO, (void *)(uintptr_t)(rnd() % 4096)));
 		return;
@@ -146,6 +155,8 @@ static void op_accel(struct slot *s)
 	s->tx_bytes = a.tx_bytes;
 }
 
+static uint32_t sink;	/* what the status page said: read, not checked */
+
 static void op_mmap(struct slot *s)
 {
 	static const uint64_t offs[] = { 0, 0x100000, 0x200000, 0x1000, 0x300000, 0x100800 };
@@ -156,10 +167,14 @@ static void op_mmap(struct slot *s)
 
 	if (s->row < 0 || !len)
 		return;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, s->row, off);
+	/* the status page (0x300000) maps read-only: EACCES with PROT_WRITE */
+	p = mmap(NULL, len, off == 0x300000 && rnd() % 2 ? PROT_READ : PROT_READ | PROT_WRITE,
+		 MAP_SHARED, s->row, off);
 	if (p == MAP_FAILED)
 		{ outcome(-1); return; }
 	outcome(0);
+	if (off == 0x300000)
+		sink += ((volatile uint32_t *)p)[rnd() % 4];
 	if (off == 0 && len == 4096 && !s->regs)
 		s->regs = p;
 	else if (off == 0x100000 && len == s->rx_bytes && !s->rx)

@@ -5,10 +5,15 @@
  * has rows (run under libaccio) makes rows change hands all the time.
  *
  * usage: udp_conns [-h HOST] [-p PORT] [-N SOCKETS] [-r ROUNDS] [-w WINDOW]
- *                  [-s SIZE] [-t TIMEOUT_MS] [-S SEED]
+ *                  [-s SIZE] [-t TIMEOUT_MS] [-S SEED] [-e]
  *
  * Each round walks the sockets in windows of WINDOW: one datagram is sent
- * on every socket of the window, then one is received on each. A datagram
+ * on every socket of the window, then one is received on each. With -e
+ * the replies are taken as an event loop takes them: every socket is in
+ * one epoll set (level-triggered), and the process receives, without
+ * blocking, on the sockets epoll_wait reports until the window's replies
+ * are in (a reply not in within TIMEOUT_MS of the last one counts as
+ * lost). A datagram
  * carries its socket's index, the round and bytes drawn from the seed;
  * the reply must be the same bytes. A receive that times out counts as
  * lost. Windows start at a seeded random offset each round, so sockets are
@@ -28,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -90,6 +96,7 @@ int main(int argc, char **argv)
 {
 	const char *host = "10.0.2.2";
 	int port = 7, n = 256, rounds = 4, window = 32, size = 64, tmo = 2000;
+	int use_epoll = 0, ep = -1, *pos = NULL;
 	long ok = 0, bad = 0, lost = 0, sent = 0;
 	struct sockaddr_in sa;
 	struct timeval tv;
@@ -99,7 +106,7 @@ int main(int argc, char **argv)
 	uint64_t *sent_at, *rtt, t0, t1;
 	long nrtt = 0, inst0, inst1;
 
-	while ((opt = getopt(argc, argv, "h:p:N:r:w:s:t:S:")) != -1) {
+	while ((opt = getopt(argc, argv, "h:p:N:r:w:s:t:S:e")) != -1) {
 		switch (opt) {
 		case 'h': host = optarg; break;
 		case 'p': port = atoi(optarg); break;
@@ -109,9 +116,11 @@ int main(int argc, char **argv)
 		case 's': size = atoi(optarg); break;
 		case 't': tmo = atoi(optarg); break;
 		case 'S': seed = strtoull(optarg, NULL, 0); break;
+		case 'e': use_epoll = 1; break;
 		default:
 			fprintf(stderr, "usage: udp_conns [-h HOST] [-p PORT] [-N SOCKETS] "
-				"[-r ROUNDS] [-w WINDOW] [-s SIZE] [-t TIMEOUT_MS] [-S SEED]\n");
+				"[-r ROUNDS] [-w WINDOW] [-s SIZE] [-t TIMEOUT_MS] [-S SEED] "
+				"[-e]\n");
 			return 2;
 		}
 	}
@@ -141,7 +150,8 @@ int main(int argc, char **argv)
 	fds = calloc(n, sizeof(int));
 	sent_at = calloc(window, sizeof(uint64_t));
 	rtt = calloc((size_t)n * rounds, sizeof(uint64_t));
-	if (!fds || !sent_at || !rtt) {
+	pos = calloc(n, sizeof(int));
+	if (!fds || !sent_at || !rtt || !pos) {
 		fprintf(stderr, "udp_conns: out of memory\n");
 		return 1;
 	}
@@ -152,6 +162,20 @@ int main(int argc, char **argv)
 		if (fds[i] < 0 || connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 		    setsockopt(fds[i], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
 			fprintf(stderr, "udp_conns: socket %d: %s\n", i, strerror(errno));
+			return 1;
+		}
+		pos[i] = -1;
+	}
+	if (use_epoll) {
+		ep = epoll_create1(0);
+		for (i = 0; i < n && ep >= 0; i++) {
+			struct epoll_event ev = { .events = EPOLLIN, .data.u32 = i };
+
+			if (epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev) < 0)
+				break;
+		}
+		if (ep < 0 || i < n) {
+			perror("udp_conns: epoll");
 			return 1;
 		}
 	}
@@ -172,6 +196,47 @@ int main(int argc, char **argv)
 					return 1;
 				}
 				sent++;
+			}
+			if (use_epoll) {
+				int left = w;
+
+				for (i = 0; i < w; i++)
+					pos[(off + k + i) % n] = i;
+				while (left > 0) {
+					struct epoll_event evs[64];
+					int m = epoll_wait(ep, evs, 64, tmo), j;
+
+					if (m < 0 && errno == EINTR)
+						continue;
+					if (m <= 0)
+						break;	/* the rest are lost */
+					for (j = 0; j < m; j++) {
+						int s = evs[j].data.u32;
+						ssize_t got;
+
+						while ((got = recv(fds[s], in, sizeof(in),
+								   MSG_DONTWAIT)) >= 0) {
+							fill(out, size, s, r);
+							if (pos[s] < 0 || got != size ||
+							    memcmp(in, out, size)) {
+								if (bad < 5)
+									fprintf(stderr, "udp_conns: socket %d round %d: "
+										"%zd bytes, not the %d sent\n",
+										s, r, got, size);
+								bad++;
+								continue;
+							}
+							ok++;
+							left--;
+							rtt[nrtt++] = now_ns() - sent_at[pos[s]];
+							pos[s] = -1;
+						}
+					}
+				}
+				for (i = 0; i < w; i++)
+					pos[(off + k + i) % n] = -1;
+				lost += left;
+				continue;
 			}
 			for (i = 0; i < w; i++) {
 				int s = (off + k + i) % n;

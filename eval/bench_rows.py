@@ -16,6 +16,12 @@ faulted in again). The miss cost is the round trip at N minus the round
 trip at 64 sockets, where nothing is evicted; at icount shift 4 a
 microsecond of a busy hart is 62.5 instructions.
 
+The epoll rows (wait "epoll", WINDOW 64) take the replies as an event loop
+does (udp_conns -e): every socket in one epoll set, non-blocking receives
+on the sockets epoll_wait reports. libaccio's epoll_wait looks at every
+registered socket's RX ring first; that look must not install the row of
+a socket that has none, or the looks alone make the rows thrash.
+
 usage: python3 eval/bench_rows.py [--datagrams D] [--json FILE]
 
 Deterministic (icount shift 4, virtual clock); prints a Markdown table.
@@ -35,14 +41,15 @@ MODES = (("linux", ""), ("accio", "LD_PRELOAD=/usr/lib/libaccio.so ACCIO_RING_BY
 MIPS = 62.5     # icount shift 4
 
 
-def run_one(env, n, window, datagrams):
+def run_one(env, n, window, datagrams, epoll=False):
     rounds = max(1, datagrams // n)
-    cmd = f"{env} udp_conns -p 7 -N {n} -r {rounds} -w {window} -S 3 -t 5000"
+    cmd = f"{env} udp_conns -p 7 -N {n} -r {rounds} -w {window} -S 3 -t 5000{' -e' if epoll else ''}"
     r = accio.run(cmd, icount=4, wire="echo:20000", timeout=1200)
     if r.rc != 0:
         raise RuntimeError(r.output + r.console[-2000:])
     v = dict((k, float(x)) for k, x in re.findall(r"(\w+)=(-?[\d.]+)", r.output))
-    return {"sockets": n, "window": window, "datagrams": int(v["datagrams"]),
+    return {"sockets": n, "window": window, "wait": "epoll" if epoll else "recv",
+            "datagrams": int(v["datagrams"]),
             "ok": int(v["ok"]), "lost": int(v["lost"]), "bad": int(v["bad"]),
             "rtt_p50_us": v["rtt_p50_us"], "rtt_p99_us": v["rtt_p99_us"],
             "datagrams_per_s": v["datagrams_per_s"],
@@ -63,19 +70,25 @@ def main():
                 res["mode"] = mode
                 rows.append(res)
                 print(f"# {mode} N={n} window={window}: {res}", file=sys.stderr)
-    base = {(r["mode"], r["window"]): r for r in rows if r["sockets"] == 64}
-    print("| contender | sockets | window | datagrams/s | RTT p50 us | RTT p99 us "
+        for n in SOCKETS[:3]:
+            res = run_one(env, n, 64, a.datagrams, epoll=True)
+            res["mode"] = mode
+            rows.append(res)
+            print(f"# {mode} N={n} window=64 epoll: {res}", file=sys.stderr)
+    base = {(r["mode"], r["window"]): r for r in rows
+            if r["sockets"] == 64 and r["wait"] == "recv"}
+    print("| contender | sockets | window | wait | datagrams/s | RTT p50 us | RTT p99 us "
           "| installs per datagram | miss cost us (instr.) | lost |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         cost = ""
-        if r["mode"] == "accio" and r["window"] == 1 and r["sockets"] > 64:
+        if r["mode"] == "accio" and r["window"] == 1 and r["sockets"] > 64 and r["wait"] == "recv":
             per = r["installs"] / r["datagrams"]
             us = (r["rtt_p50_us"] - base[("accio", 1)]["rtt_p50_us"]) / max(per, 1e-9)
             r["miss_us"] = round(us, 1)
             cost = f"{us:.1f} ({us * MIPS:,.0f})"
         inst = f"{r['installs'] / r['datagrams']:.2f}" if r["mode"] == "accio" else ""
-        print(f"| {r['mode']} | {r['sockets']} | {r['window']} | {r['datagrams_per_s']:,.0f} "
+        print(f"| {r['mode']} | {r['sockets']} | {r['window']} | {r['wait']} | {r['datagrams_per_s']:,.0f} "
               f"| {r['rtt_p50_us']:.1f} | {r['rtt_p99_us']:.1f} | {inst} | {cost} "
               f"| {r['lost']} |")
     if a.json:

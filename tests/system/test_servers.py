@@ -257,7 +257,7 @@ def test_reuseport_flows_stay_with_their_member_under_row_churn():
     libaccio's epoll_wait looks at every socket's ring, and the look at an
     evicted one's registers installed it again, evicting another; with the
     status page it reads where the ring ended instead. 818 evictions for
-    the 880 requests; 63,367 when every look installed.
+    the 880 requests; 63,367 when every look installed."""
     run = "python3 /opt/t/udp_group.py"
     server = (f"{GLIBC} {run} server & while :; do sleep 1; "
               "echo evictions=$(cat /sys/bus/platform/drivers/accio-uncore/*/evictions); done")

@@ -856,10 +856,12 @@ static const struct kernel_param_ops accio_victim_ops = {
 module_param_cb(victim, &accio_victim_ops, NULL, 0644);
 MODULE_PARM_DESC(victim, "row eviction policy: clock, lru, runnable or waiting");
 
-/* A row that stays while there is another choice. */
+/* A row that stays while there is another choice (RoCEv2 rows and group
+ * members are the policies' last class already).
+ */
 static bool accio_row_sticky(struct accio_row *row)
 {
-	if (row->roce || row->group || readq(row->regs + ACCIO_UNCORE_ROW_MMIO_TX_NEXT))
+	if (readq(row->regs + ACCIO_UNCORE_ROW_MMIO_TX_NEXT))
 		return true;
 	if (accio_row_tx_pending(row)) {
 		writeq(1, row->regs + ACCIO_UNCORE_ROW_DOORBELL);
