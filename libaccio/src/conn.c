@@ -118,7 +118,8 @@ static void conn_unmap(struct conn *c)
 {
 	if (c->r.fd >= 0)
 		fd_mark_rowfd(c->r.fd, 0);
-	accio_row_close(&c->r);
+	/* the status page stays readable until the graveyard frees c */
+	accio_row_retire(&c->r);
 }
 
 void stats_fill(struct conn *c, struct accio_stats *st)
@@ -304,6 +305,8 @@ static void graveyard_add(struct conn *c)
 {
 	struct conn **slot = &graveyard[graveyard_next++ % GRAVEYARD];
 
+	if (*slot)
+		accio_row_forget(&(*slot)->r);
 	free(*slot);
 	*slot = c;
 }
@@ -1269,6 +1272,8 @@ void paths_renew(struct conn *c)
 	struct accio_route r = { .ip = c->r.remote_ip };
 	int i;
 
+	if (c->dead)
+		return;		/* released: the send finds it so under its lock */
 	for (i = 0; i < NDEST; i++)
 		c->dests[i].state = DEST_FREE;
 	c->ifindex = ifindex_of(c->sock->fd, c->r.local_ip, &c->max_payload);

@@ -33,17 +33,26 @@ static uint8_t *map_ring(int fd, uint64_t off, uint32_t size)
 	return base;
 }
 
-/* A kernel without status pages: the row's registers are always there. */
+/* A kernel without status pages: the registers are always there. */
 static const struct accio_row_status row_no_status = { .installed = 1 };
 
-void accio_row_close(struct accio_row *r)
+void accio_row_retire(struct accio_row *r)
 {
 	int err = errno;
 
 	if (r->regs)
 		munmap((void *)r->regs, 4096);
-	if (r->status && r->status != &row_no_status)
+	/*
+	 * The status page's address stays readable, a page of zeros from now
+	 * on, until accio_row_forget(): the row fd's mapping must go (it holds
+	 * the row), but a thread may have read the address just before.
+	 */
+	if (r->status && r->status != &row_no_status &&
+	    mmap((void *)r->status, 4096, PROT_READ,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
 		munmap((void *)r->status, 4096);
+		r->status = &row_no_status;
+	}
 	if (r->rx)
 		munmap(r->rx, 2 * (size_t)r->rx_bytes);
 	if (r->tx)
@@ -51,10 +60,25 @@ void accio_row_close(struct accio_row *r)
 	if (r->fd >= 0)
 		syscall(SYS_close, r->fd);
 	r->regs = NULL;
-	r->status = NULL;
 	r->rx = r->tx = NULL;
 	r->fd = -1;
 	errno = err;
+}
+
+void accio_row_forget(struct accio_row *r)
+{
+	int err = errno;
+
+	if (r->status && r->status != &row_no_status)
+		munmap((void *)r->status, 4096);
+	r->status = &row_no_status;
+	errno = err;
+}
+
+void accio_row_close(struct accio_row *r)
+{
+	accio_row_retire(r);
+	accio_row_forget(r);
 }
 
 int accio_row_open(struct accio_row *r, int sock, uint32_t flags,

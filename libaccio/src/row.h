@@ -7,7 +7,8 @@
  *                    the TX ring each mapped twice, back to back, so that
  *                    a record never wraps in virtual memory; the status
  *                    page (read-only)
- *   accio_row_close  the mappings and the row fd
+ *   accio_row_close  the mappings and the row fd (accio_row_retire and
+ *                    accio_row_forget: the same in two steps)
  *   accio_row_wait   the row's sleep: accio_wait(2), or ACCIO_IOC_WAIT on a
  *                    kernel without the system call
  *   rec_*            the ring records, laid out by the register map
@@ -55,6 +56,15 @@ ROW_HIDDEN int accio_row_open(struct accio_row *r, int sock, uint32_t flags,
 ROW_HIDDEN void accio_row_close(struct accio_row *r);
 
 /*
+ * accio_row_close() in two steps, for an owner whose threads read the
+ * status page without its locks: retire closes the row, but the status
+ * page's address stays readable (zeros: no row, paths_gen 0); forget
+ * gives the address back once no thread can still hold it.
+ */
+ROW_HIDDEN void accio_row_retire(struct accio_row *r);
+ROW_HIDDEN void accio_row_forget(struct accio_row *r);
+
+/*
  * Sleep until a side of the row fd is ready (dir ACCIO_WAIT_RX/TX; need:
  * TX bytes that must fit; timeout_ms -1 forever). ACCIO_READY_* or -1
  * with errno.
@@ -63,21 +73,18 @@ ROW_HIDDEN long accio_row_wait(int fd, int dir, uint32_t need, int timeout_ms);
 
 /* ---- registers ---------------------------------------------------------- */
 
-/* Does the connection hold a hardware row now (its registers are live)? */
-static inline int row_installed(const struct accio_row *r)
-{
-	return __atomic_load_n(&r->status->installed, __ATOMIC_ACQUIRE);
-}
-
 /*
  * RX_WPTR without installing an evicted row: the register while the row
  * is there, else where the ring ended when it went (never ahead of the
- * register: a row installed meanwhile may have more).
+ * register: a row installed meanwhile may have more). The kernel writes
+ * rx_wptr before it clears installed; the fence orders the two loads only
+ * where it matters, off the path of a row that is there.
  */
 static inline uint64_t row_rx_wptr(const struct accio_row *r)
 {
-	if (row_installed(r))
+	if (__atomic_load_n(&r->status->installed, __ATOMIC_RELAXED))
 		return r->regs[ACCIO_ROW_RX_WPTR / 8];
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return r->status->rx_wptr;
 }
 
