@@ -134,10 +134,18 @@ def test_rocket_timing_beside_instruction_time(quick):
     cpu = {r["contender"]: r["cpu_busy_pct"] for r in t["cpu"]["rows"]}
     assert 0 < cpu["accio"] < cpu["linux"] <= 100, cpu
     # where the cycles go: more cycles than instructions in every mode,
-    # Linux's path at a higher CPI than Accio's
+    # Linux's path at a higher CPI than Accio's. The path's own stages:
+    # Accio's round trip is 1,300 instructions, so a timer tick that lands
+    # in its windows or not moves its whole CPI by about 1 (3.4 to 4.5 in
+    # four runs against Linux's 4.4), while its stages' CPI stays near 3
     bd, ins = t["breakdown"], res["breakdown"]["totals"]
     cpi = {m: bd["cycles"][m] / ins[m] for m in bd["modes"]}
-    assert all(c > 1.2 for c in cpi.values()) and cpi["linux"] > cpi["accio"], cpi
+    assert all(c > 1.2 for c in cpi.values()), cpi
+    own = {"linux": ("socket layer", "UDP/IP", "NIC driver", "netdev core+NAPI"),
+           "accio": ("libaccio send", "libaccio receive", "Accio driver")}
+    path = {m: sum(bd["stages"][m][s] for s in own[m]) /
+            sum(res["breakdown"]["stages"][m][s] for s in own[m]) for m in own}
+    assert path["linux"] > path["accio"] > 1.2, (path, cpi)
     # the report: both time models side by side, the ratios over the range
     assert "| Rocket, dram 100 |" in report and "| instruction time |" in report
     assert "Over memory latencies 30..100 cycles: Accio vs the best Linux 1/" in report
