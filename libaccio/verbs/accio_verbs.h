@@ -52,6 +52,8 @@ struct accio_context {
 	struct verbs_context vctx;
 	bool stats;		/* ACCIO_VERBS_STATS=1: counters at destroy_qp */
 	uint32_t rc_drop;	/* ACCIO_VERBS_RC_DROP=N: lose every Nth RC request in */
+	uint32_t rc_drop_ack;	/* ACCIO_VERBS_RC_DROP_ACK=N: lose the first ACK of every Nth message */
+	int64_t linger_ms;	/* ACCIO_VERBS_RC_LINGER_MS=N: rc_linger()'s quiet; -1 default */
 	pthread_mutex_t mr_lock;
 	struct list_head mrs;	/* the context's registrations (RDMA WRITE targets) */
 };
@@ -113,6 +115,7 @@ struct accio_qp_stats {
 		 rx_drop_state, rx_len_err;
 	/* RC */
 	uint64_t retransmits, naks_rx, naks_tx, rnr_naks_tx, dup_rx, lost;
+	uint64_t acks_lost, linger_rx;
 };
 
 struct accio_qp {
@@ -177,6 +180,9 @@ struct accio_qp {
 	bool new_scqe, new_rcqe;	/* completions made since the last look */
 	uint32_t rc_drop;	/* lose every rc_drop-th request in (a test of recovery) */
 	uint64_t rx_count;
+	uint32_t rc_drop_ack;	/* lose the first ACK that covers message N, 2N, ... */
+	uint32_t msn_acked;	/* the message count the last ACK carried */
+	uint64_t req_in;	/* request packets in (not ACKs), lost ones too */
 
 	struct accio_qp_stats st;
 };
@@ -264,6 +270,10 @@ void rc_modify(struct accio_qp *qp, const struct ibv_qp_attr *attr, int mask,
 	       uint32_t dest_ip);
 /* What the RX ring holds, the ACK due, the timers, what waited for room. Both locks held. */
 void rc_progress(struct accio_qp *qp);
+/* Before destroy: answer the peer's retransmissions until quiet_ns pass without one. */
+void rc_linger(struct accio_qp *qp, uint64_t quiet_ns);
+/* rc_linger()'s default quiet: four local ACK timeouts. */
+uint64_t rc_linger_ns(const struct accio_qp *qp);
 /* Completion events for the completions rc_progress() made. Both locks held. */
 void rc_events(struct accio_qp *qp);
 

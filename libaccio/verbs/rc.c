@@ -106,10 +106,10 @@ static void gather(struct accio_qp *qp, uint32_t slot, const struct accio_swqe *
 	}
 }
 
-/* An ACK or NAK to the peer; dropped if the TX ring is full (the peer
- * sends again). sq_lock held.
+/* An ACK or NAK to the peer; false, and nothing sent, if the TX ring is
+ * full. sq_lock held.
  */
-static void rc_ack_send(struct accio_qp *qp, uint8_t syndrome, uint32_t psn)
+static bool rc_ack_send(struct accio_qp *qp, uint8_t syndrome, uint32_t psn)
 {
 	struct accio_rc_hdr h = {
 		.opcode = ACCIO_OP_RC_ACK, .dqpn = qp->dest_qpn, .psn = psn,
@@ -119,7 +119,7 @@ static void rc_ack_send(struct accio_qp *qp, uint8_t syndrome, uint32_t psn)
 	uint8_t *rec, *p;
 
 	if (!tx_room(qp, bytes))
-		return;
+		return false;
 	rec = qp->r.tx + (qp->tx_wptr & (qp->r.tx_bytes - 1));
 	p = rec + ACCIO_TX_HDR;
 	p += accio_rc_build(p, &h, 0);
@@ -127,6 +127,7 @@ static void rc_ack_send(struct accio_qp *qp, uint8_t syndrome, uint32_t psn)
 	rec_tx_encode(rec, bytes, qp->dest_ip, htons(ACCIO_ROCE_PORT));
 	qp->tx_wptr += rec_tx_bytes(bytes);
 	qp->tx_dirty = true;
+	return true;
 }
 
 /* The opcode of packet k of a message of n packets. */
@@ -534,6 +535,8 @@ void rc_progress(struct accio_qp *qp)
 			/* requests lost on purpose (ACKs never: a peer that has
 			 * finished cannot answer a retransmission)
 			 */
+			if (len && rec[ACCIO_RX_HDR] != ACCIO_OP_RC_ACK)
+				qp->req_in++;
 			if (qp->rc_drop && len && rec[ACCIO_RX_HDR] != ACCIO_OP_RC_ACK &&
 			    ++qp->rx_count % qp->rc_drop == 0)
 				qp->st.lost++;
@@ -545,15 +548,75 @@ void rc_progress(struct accio_qp *qp)
 		qp->rx_rptr = qp->rx_wptr_seen = rptr;
 		reg_write(qp, ACCIO_ROW_RX_RPTR, rptr);
 	}
-	if (qp->ack_due) {
+	/* an ACK the TX ring has no room for stays due: the peer's last
+	 * message may have no other
+	 */
+	if (qp->ack_due && qp->rc_drop_ack &&
+	    qp->msn / qp->rc_drop_ack != qp->msn_acked / qp->rc_drop_ack) {
+		/* the first ACK past a multiple of rc_drop_ack messages is
+		 * lost on purpose: the peer must send that message again
+		 */
+		qp->st.acks_lost++;
+		qp->msn_acked = qp->msn;
 		qp->ack_due = false;
-		rc_ack_send(qp, ACCIO_AETH_ACK, (qp->epsn - 1) & ACCIO_PSN_MASK);
+	}
+	if (qp->ack_due &&
+	    rc_ack_send(qp, ACCIO_AETH_ACK, (qp->epsn - 1) & ACCIO_PSN_MASK)) {
+		qp->msn_acked = qp->msn;
+		qp->ack_due = false;
 	}
 	if (qp->state == IBV_QPS_RTS) {
 		rc_timers(qp);
 		rc_send_pkts(qp);
 	}
 	tx_kick(qp);
+}
+
+/*
+ * The QP is about to go. Its peer may still lack the ACK of its last
+ * message - the ACK was lost, or reached a peer that was in the middle of
+ * sending that message again (soft-RoCE then drops it) - and will send the
+ * message again; with no QP to answer, a peer whose retry_cnt is 7 (which
+ * soft-RoCE takes as unlimited) would wait for ever. So the QP answers
+ * whatever comes until no request has come for @quiet_ns, for at most
+ * four times that. A QP that never took a request, or is not in RTR or
+ * RTS, goes at once. No locks held; the QP's thread has stopped.
+ */
+void rc_linger(struct accio_qp *qp, uint64_t quiet_ns)
+{
+	const struct timespec nap = { 0, 200000 };
+	uint64_t t0, t, last, seen;
+
+	if (!quiet_ns || !qp->req_in ||
+	    (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS))
+		return;
+	t0 = last = now_ns();
+	seen = qp->req_in;
+	qp->st.linger_rx = 0;
+	for (t = t0; t - last < quiet_ns && t - t0 < 4 * quiet_ns; t = now_ns()) {
+		pthread_spin_lock(&qp->sq_lock);
+		pthread_spin_lock(&qp->rq_lock);
+		rc_progress(qp);
+		pthread_spin_unlock(&qp->rq_lock);
+		pthread_spin_unlock(&qp->sq_lock);
+		if (qp->req_in != seen) {
+			qp->st.linger_rx += qp->req_in - seen;
+			seen = qp->req_in;
+			last = now_ns();
+		}
+		nanosleep(&nap, NULL);
+	}
+}
+
+/* How long rc_linger() waits for quiet by default: four local ACK
+ * timeouts, the peer's taken to be the same (67 ms when it is unset): room
+ * for a timer that fires late and for a request lost again on the way.
+ */
+uint64_t rc_linger_ns(const struct accio_qp *qp)
+{
+	uint64_t t = rc_timeout_ns(qp);
+
+	return 4 * (t ? t : 4096ull << 14);
 }
 
 /* Acknowledged sends (and failed or flushed ones). Both locks held. */
@@ -761,6 +824,6 @@ void rc_modify(struct accio_qp *qp, const struct ibv_qp_attr *attr, int mask, ui
 		qp->resend_at = qp->rnr_until = 0;
 		qp->retries = qp->rnr_retries = 0;
 		qp->in_send = qp->in_write = qp->nak_sent = qp->ack_due = false;
-		qp->msn = 0;
+		qp->msn = qp->msn_acked = 0;
 	}
 }

@@ -339,7 +339,7 @@ static void stats_print(struct accio_qp *qp)
 	fprintf(stderr, "accio-verbs: qpn=%u row=%u tx=%llu rx=%llu rx_drop_hdr=%llu "
 		"rx_drop_qpn=%llu rx_drop_qkey=%llu rx_drop_norecv=%llu rx_drop_state=%llu "
 		"rx_len_err=%llu retransmits=%llu naks_rx=%llu naks_tx=%llu rnr_naks_tx=%llu "
-		"dup_rx=%llu lost=%llu\n",
+		"dup_rx=%llu lost=%llu acks_lost=%llu linger_rx=%llu\n",
 		qp->ibv_qp.qp_num, qp->r.index, (unsigned long long)qp->st.tx,
 		(unsigned long long)qp->st.rx, (unsigned long long)qp->st.rx_drop_hdr,
 		(unsigned long long)qp->st.rx_drop_qpn, (unsigned long long)qp->st.rx_drop_qkey,
@@ -348,7 +348,8 @@ static void stats_print(struct accio_qp *qp)
 		(unsigned long long)qp->st.rx_len_err,
 		(unsigned long long)qp->st.retransmits, (unsigned long long)qp->st.naks_rx,
 		(unsigned long long)qp->st.naks_tx, (unsigned long long)qp->st.rnr_naks_tx,
-		(unsigned long long)qp->st.dup_rx, (unsigned long long)qp->st.lost);
+		(unsigned long long)qp->st.dup_rx, (unsigned long long)qp->st.lost,
+		(unsigned long long)qp->st.acks_lost, (unsigned long long)qp->st.linger_rx);
 }
 
 static void qp_free(struct accio_qp *qp)
@@ -396,6 +397,7 @@ static struct ibv_qp *accio_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr
 	qp->sock = qp->r.fd = qp->thread_fd = -1;
 	qp->rc = attr->qp_type == IBV_QPT_RC;
 	qp->rc_drop = qp->rc ? to_actx(pd->context)->rc_drop : 0;
+	qp->rc_drop_ack = qp->rc ? to_actx(pd->context)->rc_drop_ack : 0;
 	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
 	err = row_open(qp, &want);
@@ -545,6 +547,11 @@ static int accio_destroy_qp(struct ibv_qp *ibqp)
 	int err;
 
 	rc_thread_stop(qp);
+	if (qp->rc) {
+		int64_t ms = to_actx(ibqp->context)->linger_ms;
+
+		rc_linger(qp, ms < 0 ? rc_linger_ns(qp) : (uint64_t)ms * 1000000);
+	}
 	err = ibv_cmd_destroy_qp(ibqp);
 	if (err)
 		return err;
@@ -619,6 +626,10 @@ static struct verbs_context *accio_alloc_context(struct ibv_device *ibdev, int c
 	ctx->stats = env && *env && strcmp(env, "0");
 	env = getenv("ACCIO_VERBS_RC_DROP");
 	ctx->rc_drop = env ? (uint32_t)strtoul(env, NULL, 10) : 0;
+	env = getenv("ACCIO_VERBS_RC_DROP_ACK");
+	ctx->rc_drop_ack = env ? (uint32_t)strtoul(env, NULL, 10) : 0;
+	env = getenv("ACCIO_VERBS_RC_LINGER_MS");
+	ctx->linger_ms = env && *env ? (int64_t)strtoul(env, NULL, 10) : -1;
 	pthread_mutex_init(&ctx->mr_lock, NULL);
 	list_head_init(&ctx->mrs);
 	verbs_set_ops(&ctx->vctx, &accio_ctx_ops);

@@ -507,16 +507,22 @@ def test_hardware_verbs_reliable_connected_between_two_socs():
 @pytest.mark.skipif(verbs_unavailable() is not None, reason=str(verbs_unavailable()))
 def test_hardware_verbs_reliable_connected_recovers_lost_packets():
     """The RC transport's recovery: every RC QP loses every 11th (client)
-    or 13th (server) request packet it receives (ACCIO_VERBS_RC_DROP). The
-    gaps are NAKed and sent again, lost last packets time out and are sent
-    again; ibv_rc_pingpong's buffers all arrive intact (-c), against accio0
-    and against soft-RoCE, which takes the client's NAKs, and ib_write_lat's
-    RDMA WRITEs complete."""
+    or 13th (server) request packet it receives (ACCIO_VERBS_RC_DROP), and
+    the first ACK of every 10th message it takes (ACCIO_VERBS_RC_DROP_ACK).
+    The gaps are NAKed and sent again, lost last packets and lost ACKs time
+    out and are sent again; ibv_rc_pingpong's buffers all arrive intact
+    (-c), against accio0 and against soft-RoCE, which takes the client's
+    NAKs, and ib_write_lat's RDMA WRITEs complete. The ACK of soft-RoCE's
+    100th message is lost too, after which the client's program ends: its
+    QP answers soft-RoCE's retransmission while it lingers at
+    ibv_destroy_qp (without that, soft-RoCE, for which retry_cnt 7 is
+    unlimited, would send it again for ever)."""
     pp = "ibv_rc_pingpong -g 1 -c -n 100 -s 4096"
     write = "ib_write_lat -c RC -F -n 100 -s 64"
-    server = (f"{HWV_STATS} ACCIO_VERBS_RC_DROP=13; {RXE} && {pp} -d accio0 && {pp} -d rxe0 && "
+    drops = "ACCIO_VERBS_RC_DROP_ACK=10 ACCIO_VERBS_RC_DROP"
+    server = (f"{HWV_STATS} {drops}=13; {RXE} && {pp} -d accio0 && {pp} -d rxe0 && "
               f"{write} -d accio0 > /dev/null && rdma statistic show link rxe0/1")
-    client = (f"{HWV_STATS} ACCIO_VERBS_RC_DROP=11;"
+    client = (f"{HWV_STATS} {drops}=11;"
               f"{retry(pp + ' -d accio0 10.0.3.1')}; echo pp_accio=$?;"
               f"{retry(pp + ' -d accio0 10.0.3.1')}; echo pp_rxe=$?;"
               f"{retry(write + ' -d accio0 10.0.3.1')} | grep -A1 '#bytes'; echo write_accio=$?")
@@ -537,6 +543,14 @@ def test_hardware_verbs_reliable_connected_recovers_lost_packets():
     assert int(re.search(r"\brcvd_seq_err (\d+)", rs.output).group(1)) > 0, rs.output
     # the WRITEs' last packets lost: timeouts, sent again
     assert cli[2]["retransmits"] > 0 and srv[1]["retransmits"] > 0, (cli, srv)
+    # one ACK lost in ten messages taken; soft-RoCE timed out on those
+    assert cli[0]["acks_lost"] == cli[1]["acks_lost"] == srv[0]["acks_lost"] == 10, (cli, srv)
+    assert int(re.search(r"\bcompleter_retry_err (\d+)", rs.output).group(1)) >= 10, rs.output
+    # soft-RoCE's 100th message: the client's only ACK of it lost, soft-RoCE
+    # sent it again after the client's program had ended (between accio0
+    # QPs the server loses the ACK of the client's 100th message as well, so
+    # the client may still be polling when the server sends again)
+    assert cli[1]["linger_rx"] > 0, cli
 
 
 def side_by_side(cmds):
