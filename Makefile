@@ -48,6 +48,7 @@ qemu: sources regmap-check
 	@bash scripts/build-qemu.sh
 
 linux: bootstrap regmap-check
+	@mkdir -p build
 	@bash scripts/build-linux.sh
 
 userspace: sources
