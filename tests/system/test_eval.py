@@ -21,7 +21,11 @@ def quick(tmp_path_factory):
     # two SoCs at once (experiments side by side, and the runs inside one)
     r = subprocess.run([sys.executable, "-m", "eval", "--quick", "--allow-dirty",
                         "--jobs", "2", "--out", str(out)],
-                       cwd=ROOT, capture_output=True, text=True, timeout=1500)
+                       cwd=ROOT, capture_output=True, text=True,
+                       # a bound for a hang: about 15 min beside the other
+                       # worker's tests, 22 min on a host that also ran a
+                       # Linux-on-RTL boot
+                       timeout=2700)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     # progress is shown while it runs
     assert "[eval]" in r.stderr and "experiment 6/7: breakdown" in r.stderr
