@@ -18,7 +18,7 @@ DEMO_PORT ?= 7777
 
 .PHONY: all demo test test-model test-rtl rtl test-system build bootstrap venv sources \
 	qemu linux userspace image apps switch regmap regmap-check kernel-series boot clean stress-system stress-boot \
-	eval eval-quick eval-long fuzz soak soc test-soc soc-linux
+	test-soc-system eval eval-tree eval-quick eval-long fuzz soak soc test-soc soc-linux
 
 all: build
 
@@ -70,10 +70,13 @@ demo: build
 boot: build
 	$(ACCIO) boot
 
-test: test-model test-rtl test-soc test-system
+# make test: the model and RTL tests, then the SoC and system tests in one
+# pytest run on TEST_JOBS workers, so that the restore of Linux on the RTL
+# SoC (minutes on one core) runs beside system tests
+test: test-model test-rtl test-soc-system
 
 test-model: venv regmap-check bootstrap
-	$(PY) -m pytest -q tests/model
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile tests/model
 	$(MAKE) -s -C hardware/model fuzz-quick
 	$(MAKE) -s -C libaccio test
 
@@ -107,7 +110,7 @@ soc: bootstrap
 # or booted first)
 test-soc: soc venv linux image
 	$(PY) hardware/soc/soc_linux.py boot
-	$(PY) -m pytest -q -n 2 --dist loadfile tests/soc
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup tests/soc
 
 # Linux on the Rocket RTL SoC: a cold boot to a shell (hours of simulation),
 # saved under $(ACCIO_CACHE)/soc/linux-KEY/; then accio soc-run -- CMD
@@ -119,6 +122,10 @@ soc-linux: soc linux image venv
 TEST_JOBS ?= $(shell nproc)
 test-system: build venv
 	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup --durations=25 tests/system
+
+test-soc-system: soc build venv
+	$(PY) hardware/soc/soc_linux.py boot
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup --durations=25 tests/soc tests/system
 
 # Repeat the accelerated-socket tests N times (LOAD=1: every host core busy
 # meanwhile; K=pattern: pytest -k); failing iterations keep their consoles
@@ -135,17 +142,21 @@ stress-boot: build venv
 # The evaluation (paper section 8 and the breakdown): eval/REPORT.md with
 # plots and eval/results/*.json; eval-quick: small counts into build/eval-quick/.
 # a run needs a clean tree (its results name one commit); ALLOW_DIRTY=1 runs anyway
+# (checked before the build, so a dirty tree is refused at once)
 EVAL_FLAGS := $(if $(ALLOW_DIRTY),--allow-dirty)
 
-eval: build venv
+eval-tree: venv
+	@$(PY) -m eval --check-tree $(EVAL_FLAGS)
+
+eval: eval-tree build
 	$(PY) -m eval $(EVAL_FLAGS)
 
-eval-quick: build venv
+eval-quick: eval-tree build
 	$(PY) -m eval --quick $(EVAL_FLAGS)
 
 # the paper's multiplexing run: 100,000 round trips per client at T = 1, 4,
 # 64 (about an hour; its own folder and report)
-eval-long: build venv
+eval-long: eval-tree build
 	$(PY) -m eval $(EVAL_FLAGS) --only multiplex --multiplex-threads 1,4,64 --multiplex-count 100000 \
 		--out eval/results-100k --report eval/results-100k/REPORT.md
 

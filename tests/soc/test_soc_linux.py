@@ -14,6 +14,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "hardware", "soc"))
 import soc_linux  # noqa: E402
 
+# one restore for the module (minutes of simulation on one core): its tests
+# stay on one worker, and start first (tests/conftest.py)
+pytestmark = [pytest.mark.xdist_group("soc-linux"), pytest.mark.long(7)]
+
 PRELOAD = "LD_PRELOAD=/usr/lib/libaccio.so ACCIO_STATS=1"
 PEER = "10.0.2.2"   # the harness's echo peer: ARP, ICMP echo and UDP
 

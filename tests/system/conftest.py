@@ -40,19 +40,6 @@ def verbs_unavailable():
     return part_unavailable("verbs-unavailable", "no verbs provider in the image: ")
 
 
-# `make test-system` runs these tests on two workers (pytest-xdist,
-# --dist loadgroup): a test marked long (minutes of wall time) starts
-# first, so that the last minutes are not one worker's long test alone;
-# tests that share a module fixture carry an xdist_group and stay on one
-# worker.
-def pytest_configure(config):
-    config.addinivalue_line("markers", "long: takes minutes; scheduled first")
-
-
-def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)
-
-
 def run_breakdown(tmp_path, *args):
     """eval/breakdown.py ARGS --json into tmp_path: the JSON it wrote, after
     checking that it succeeded."""

@@ -50,7 +50,7 @@ def mac(n):
     return bytes.fromhex(f"525400acc2{n:02x}")
 
 
-@pytest.mark.long
+@pytest.mark.long(1.5)
 def test_four_socs_repeat_exactly_on_one_host_and_on_two(tmp_path):
     """3 clients and a server behind one switch, once on this host and once
     on two hosts (namespaces; mpirun places the ranks, TCP between them

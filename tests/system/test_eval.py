@@ -35,7 +35,7 @@ def quick(tmp_path_factory):
 
 # the tests below share one quick run (the module fixture): one worker runs
 # them, first (conftest.py)
-pytestmark = [pytest.mark.xdist_group("eval-quick"), pytest.mark.long]
+pytestmark = [pytest.mark.xdist_group("eval-quick"), pytest.mark.long(18)]
 
 
 def rows(res, name, **match):
