@@ -37,7 +37,7 @@ regmap: venv
 
 # also fails when kernel-patches/series/ is not what its sources make
 regmap-check: venv
-	$(PY) hardware/regmap/generate.py --check
+	$(PY) hardware/regmap/generate.py --check --memo
 	$(PY) scripts/kernel-series.py --check
 
 # the kernel patch series from kernel-patches/src, hooks and series.toml

@@ -16,10 +16,17 @@ Outputs (in hardware/generated/):
 
 With --check, the outputs are generated into a temporary folder and compared
 with the committed ones; any difference, and any file in hardware/generated/
-that is no longer generated, is an error (stale generated files).
+that is no longer generated, is an error (stale generated files). With
+--memo too (make regmap-check), a check whose files all have the bytes of
+one that passed before is not run again: the generator, the sources, every
+file in hardware/generated/, the kernel's copies and the versions of the
+SystemRDL packages and of Python, hashed, name a file in
+$ACCIO_CACHE/regmap/ that a passed check leaves.
 """
 import argparse
 import filecmp
+import hashlib
+import importlib.metadata
 import os
 import subprocess
 import sys
@@ -463,10 +470,40 @@ def kernel_copies(outdir):
             for dst, (src, fix) in KERNEL_COPIES.items()}
 
 
+def check_key():
+    """The hash of everything a check's verdict depends on (see --memo)."""
+    h = hashlib.sha256()
+    kernel = [os.path.join(KERNEL_SRC, dst) for dst in sorted(KERNEL_COPIES)]
+    outputs = sorted(f for f in os.listdir(OUTDIR) if f != "__pycache__")
+    for path in [os.path.abspath(__file__)] + SOURCES + \
+            [os.path.join(OUTDIR, f) for f in outputs] + kernel:
+        h.update(os.path.relpath(path, ROOT).encode() + b"\0")
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                h.update(hashlib.sha256(f.read()).digest())
+    versions = []
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata["Name"] or ""
+        if name.lower().startswith(("systemrdl", "peakrdl")):
+            versions.append(f"{name.lower()}=={dist.version}")
+    h.update(("\n".join(sorted(versions)) + sys.version).encode())
+    return h.hexdigest()[:16]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="fail if generated files are stale")
+    ap.add_argument("--memo", action="store_true", help="with --check: pass at once when "
+                    "the same files passed a check before ($ACCIO_CACHE/regmap/)")
     a = ap.parse_args()
+    memo = None
+    if a.check and a.memo:
+        cache = os.environ.get("ACCIO_CACHE", os.path.expanduser("~/.cache/accio"))
+        memo = os.path.join(cache, "regmap", "check-" + check_key())
+        if os.path.exists(memo):
+            print("register map: generated files and the kernel's copies are current "
+                  "(these files passed the check before)")
+            return 0
     if not a.check:
         os.makedirs(OUTDIR, exist_ok=True)
         generate(OUTDIR)
@@ -498,6 +535,10 @@ def main():
               " register map generates; run: make regmap", file=sys.stderr)
         return 1
     print("register map: generated files and the kernel's copies are current")
+    if memo:
+        os.makedirs(os.path.dirname(memo), exist_ok=True)
+        with open(memo, "w") as f:
+            f.write("passed\n")
     return 0
 
 
