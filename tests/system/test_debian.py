@@ -147,7 +147,11 @@ def test_debian_programs_accelerated_by_the_glibc_libaccio():
     assert socat["tx_ring"] == 1 and sent in (1, 2), socat
     assert socat["rx_ring"] + int(late[0]) == sent, (socat, late)
     assert socat["rx_kernel"] == 0 and socat["tx_kernel"] == 0, socat
-    assert nc["tx_ring"] == 3 and nc["rx_ring"] == 3 and nc["tx_kernel"] == 0, nc
+    # nc sends what one read of its stdin returns: two lines that reached the
+    # pipe before nc read it (a slow guest) go out as one datagram, so 2 or 3
+    # datagrams carry the 3 lines, each echoed through the ring
+    assert 2 <= nc["tx_ring"] <= 3 and nc["rx_ring"] == nc["tx_ring"], nc
+    assert nc["tx_kernel"] == 0 and nc["rx_kernel"] == 0 and nc["tx_mmio"] == 0, nc
     m = re.search(r"SentMessages=(\d+); ReceivedMessages=(\d+)", spout)
     assert m and int(m.group(2)) > 100, spout
     (sp_st,) = accio_stats(spout)
