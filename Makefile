@@ -108,9 +108,8 @@ soc: bootstrap
 # test-soc boots the firmware and the kernel of make linux on the RTL SoC
 # too, and restores Linux booted on it (the snapshot of soc-linux: cached,
 # or booted first)
-test-soc: soc venv linux image
-	$(PY) hardware/soc/soc_linux.py boot
-	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup tests/soc
+test-soc: soc-linux
+	$(PYTEST_PAR) tests/soc
 
 # Linux on the Rocket RTL SoC: a cold boot to a shell (hours of simulation),
 # saved under $(ACCIO_CACHE)/soc/linux-KEY/; then accio soc-run -- CMD
@@ -120,12 +119,13 @@ soc-linux: soc linux image venv
 # the system tests on TEST_JOBS workers (default: the host's cores), each
 # booting its own SoCs (tests/system/conftest.py orders them)
 TEST_JOBS ?= $(shell nproc)
+PYTEST_PAR = $(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup --durations=25
 test-system: build venv
-	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup --durations=25 tests/system
+	$(PYTEST_PAR) tests/system
 
-test-soc-system: soc build venv
-	$(PY) hardware/soc/soc_linux.py boot
-	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup --durations=25 tests/soc tests/system
+# both in one run, on both cores: the long SoC tests beside the system tests
+test-soc-system: soc-linux build
+	$(PYTEST_PAR) tests/soc tests/system
 
 # Repeat the accelerated-socket tests N times (LOAD=1: every host core busy
 # meanwhile; K=pattern: pytest -k); failing iterations keep their consoles

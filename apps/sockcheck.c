@@ -1051,6 +1051,114 @@ static void shutdowns(void)
 }
 
 /*
+ * pthread_cancel() of a thread blocked in each receive and wait that POSIX
+ * makes a cancellation point, on an accelerated socket (connected, nothing
+ * sent to it) and on a pipe: the thread ends in the call, its cleanup
+ * handler runs, pthread_join() gets PTHREAD_CANCELED. A thread still there
+ * after 10 s is reported (ETIMEDOUT) and left in its call.
+ */
+static const char *const cancel_calls[] = {
+	"recv", "recvfrom", "recvmsg", "recvmmsg", "read", "readv",
+	"poll", "ppoll", "select", "pselect", "epoll_wait", "read-pipe", "poll-pipe",
+};
+static int cancel_sock, cancel_pipe, cancel_cleaned;
+
+static void cancel_cleanup(void *arg)
+{
+	__atomic_fetch_add(&cancel_cleaned, 1, __ATOMIC_RELAXED);
+}
+
+/* The call, blocking on fd (a socket or the pipe); its return value. */
+static long cancel_call(const char *call, int fd)
+{
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct mmsghdr mm = { .msg_hdr = m };
+	struct pollfd p = { fd, POLLIN, 0 };
+	struct epoll_event ev = { .events = EPOLLIN };
+	int ep;
+	fd_set rd;
+
+	FD_ZERO(&rd);
+	FD_SET(fd, &rd);
+	if (!strcmp(call, "recv"))
+		return recv(fd, buf, sizeof(buf), 0);
+	if (!strcmp(call, "recvfrom"))
+		return recvfrom(fd, buf, sizeof(buf), 0, NULL, NULL);
+	if (!strcmp(call, "recvmsg"))
+		return recvmsg(fd, &m, 0);
+	if (!strcmp(call, "recvmmsg"))
+		return recvmmsg(fd, &mm, 1, 0, NULL);
+	if (!strncmp(call, "read", 4) && strcmp(call, "readv"))
+		return read(fd, buf, sizeof(buf));
+	if (!strcmp(call, "readv"))
+		return readv(fd, &iov, 1);
+	if (!strncmp(call, "poll", 4))
+		return poll(&p, 1, -1);
+	if (!strcmp(call, "ppoll"))
+		return ppoll(&p, 1, NULL, NULL);
+	if (!strcmp(call, "select"))
+		return select(fd + 1, &rd, NULL, NULL, NULL);
+	if (!strcmp(call, "pselect"))
+		return pselect(fd + 1, &rd, NULL, NULL, NULL, NULL);
+	ep = epoll_create1(0);
+	epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+	return epoll_wait(ep, &ev, 1, -1);
+}
+
+static void *cancel_victim(void *arg)
+{
+	const char *call = arg;
+
+	pthread_cleanup_push(cancel_cleanup, NULL);
+	cancel_call(call, strstr(call, "pipe") ? cancel_pipe : cancel_sock);
+	pthread_cleanup_pop(0);
+	return NULL;	/* the call returned: not cancelled */
+}
+
+static void cancellation(void)
+{
+	struct timespec until;
+	unsigned int i;
+	int pfd[2];
+
+	printf("== cancel\n");
+	cancel_sock = udp_socket();
+	CASE("cancel-connect", connect(cancel_sock, (struct sockaddr *)&peer, sizeof(peer)),
+	     "%s", "");
+	CASE("cancel-pipe", pipe(pfd), "%s", "");
+	cancel_pipe = pfd[0];
+	for (i = 0; i < sizeof(cancel_calls) / sizeof(cancel_calls[0]); i++) {
+		char name[64];
+		void *res = NULL;
+		pthread_t t;
+		int r, before = cancel_cleaned;
+
+		snprintf(name, sizeof(name), "cancel-%s", cancel_calls[i]);
+		pthread_create(&t, NULL, cancel_victim, (void *)cancel_calls[i]);
+		usleep(100000);	/* in its call by now (the result is the same if not) */
+		pthread_cancel(t);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 10;
+		r = pthread_timedjoin_np(t, &res, &until);
+		report(name, r ? -1 : 0, r, "cancelled=%d cleanup=%d", res == PTHREAD_CANCELED,
+		       cancel_cleaned - before);
+	}
+	/* the socket still works after its readers were cancelled */
+	fill(out, 90, 18);
+	CASE("cancel-send-after", send(cancel_sock, out, 90, 0), "%s", "");
+	report("cancel-readable-after", 0, 0, "yes=%d", readable(cancel_sock, 3000));
+	{
+		long r = recv(cancel_sock, buf, sizeof(buf), 0);
+
+		report("cancel-recv-after", r, errno, "same=%d", r == 90 && !memcmp(buf, out, 90));
+	}
+	close(cancel_sock);
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
+/*
  * A blocking receive: the reply arrives while the caller sleeps. Flags a
  * UDP receive ignores must not move it off the ring: a datagram waits for
  * the caller, who asked with MSG_NOSIGNAL (the receive timeout bounds the
@@ -1157,6 +1265,7 @@ int main(int argc, char **argv)
 	edge_triggered();
 	sender_bounds();
 	shutdowns();
+	cancellation();
 	printf("done\n");
 	return 0;
 }

@@ -217,8 +217,7 @@ int conn_create(struct sock *s)
 		return -1;
 	}
 	c->sock = s;
-	/* SIOCACCIO's gen: a change since is seen at the first send */
-	c->paths_gen = c->r.paths_gen;
+	/* c->r.paths_gen is SIOCACCIO's: a change since is seen at the first send */
 	c->ifindex = ifindex_of(s->fd, c->r.local_ip, &c->max_payload);
 	c->row_bits = s->row_bits;
 	c->hdr_bits = s->row_bits & ROW_HDR_BITS;
@@ -483,7 +482,26 @@ int conn_wait(struct conn *c, int dir, uint32_t need, uint64_t deadline)
 		timeout_ms = now >= deadline ? 0 : (int)((deadline - now + 999) / 1000);
 	}
 	c->st->waits++;
-	return accio_row_wait(c->r.fd, dir, need, timeout_ms);
+	/* a sender's wait holds the TX lock: not a place to end a thread */
+	if (dir != ACCIO_WAIT_RX)
+		return accio_row_wait(c->r.fd, dir, need, timeout_ms);
+	return CANCELLABLE(accio_row_wait(c->r.fd, dir, need, timeout_ms));
+}
+
+int cancel_async(void)
+{
+	int type = PTHREAD_CANCEL_DEFERRED;
+
+	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &type);
+	return type;
+}
+
+void cancel_restore(int type)
+{
+	int e = errno;
+
+	pthread_setcanceltype(type, &type);
+	errno = e;
 }
 
 /* Buffers in the first page are never valid: EFAULT, as from the kernel. */
@@ -1007,7 +1025,7 @@ static __attribute__((noinline)) ssize_t recv_general(struct conn *c, struct rx_
 		if (c->dead) {
 			/* released meanwhile: the socket is the kernel's again */
 			rlock_release(&c->rx_lock);
-			return kernel_recv(NULL, a, a->flags);
+			return CANCELLABLE(kernel_recv(NULL, a, a->flags));
 		}
 		if (c->zc_rx) {
 			/* a zero-copy datagram is held: the next one is after it */
@@ -1279,7 +1297,7 @@ void paths_renew(struct conn *c)
 	c->ifindex = ifindex_of(c->sock->fd, c->r.local_ip, &c->max_payload);
 	if (c->r.remote_ip)
 		c->remote_kernel = syscall(SYS_ioctl, c->r.fd, ACCIO_IOC_ROUTE, &r) != 0;
-	__atomic_store_n(&c->paths_gen, gen, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->r.paths_gen, gen, __ATOMIC_RELEASE);
 }
 
 /* May the engine carry a datagram to ip? One ioctl per new destination. */

@@ -102,8 +102,6 @@ struct conn {
 	uint64_t tx_rptr_seen;	/* TX_RPTR when last read: the engine is at least there */
 	int ifindex;		/* the interface of lip, 0: unknown */
 	uint32_t max_payload;	/* larger datagrams take the kernel (MTU) */
-	uint32_t paths_gen;	/* the status page's paths_gen that dests, max_payload
-				 * and remote_kernel hold for */
 	int remote_kernel;	/* the connected peer is behind another next hop */
 	int row_bits;		/* the socket's ROW_* the row follows */
 	int hdr_bits;		/* the row's header now (ROW_HDR_BITS): a datagram's
@@ -323,6 +321,23 @@ HIDDEN void mmsg_clear_pads(struct mmsghdr *v, unsigned int n);
 HIDDEN void stats_fill(struct conn *c, struct accio_stats *st);
 HIDDEN int rx_empty(struct conn *c);
 HIDDEN int conn_wait(struct conn *c, int dir, uint32_t need, uint64_t deadline);
+
+/*
+ * The kernel's part of a call that POSIX makes a cancellation point (read,
+ * recvfrom, poll, connect, ...). The C library's own system calls there end
+ * a thread that pthread_cancel() reached; libaccio's, made directly, do so
+ * with asynchronous cancellation for the length of the call: a cancel sent
+ * while the thread sleeps in the kernel, or before, ends it there. Only
+ * where the library holds no lock of its own (a ring's, the table's).
+ */
+HIDDEN int cancel_async(void);		/* returns the type to restore */
+HIDDEN void cancel_restore(int type);	/* keeps errno */
+#define CANCELLABLE(call) ({					\
+	int type_ = cancel_async();				\
+	__typeof__(call) ret_ = (call);				\
+	cancel_restore(type_);					\
+	ret_;							\
+})
 /* the deadline of a blocking call with SO_RCVTIMEO/SO_SNDTIMEO timeo_ms */
 HIDDEN uint64_t deadline_of(int timeo_ms);
 HIDDEN int tx_room(struct conn *c, uint32_t rec, int nonblock);
@@ -334,7 +349,7 @@ HIDDEN void paths_renew(struct conn *c);
 /* Did a route or the NIC's MTU change since c last looked? */
 static inline int paths_moved(const struct conn *c)
 {
-	return row_paths_gen(&c->r) != c->paths_gen;
+	return row_paths_gen(&c->r) != c->r.paths_gen;
 }
 /*
  * The rings are mapped twice in a row: a record never needs splitting.

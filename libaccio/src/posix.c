@@ -92,7 +92,7 @@ int connect(int fd, const struct sockaddr *sa, socklen_t len)
 		s->tried = s->kpath != 0;
 		pthread_mutex_unlock(&accio_table_lock);
 	}
-	r = syscall(SYS_connect, fd, sa, len);
+	r = CANCELLABLE(syscall(SYS_connect, fd, sa, len));
 	/* connect(AF_UNSPEC) dissolves the association: no new port here */
 	if (r == 0 && s && !s->tried)
 		maybe_accelerate(fd, sa && len >= sizeof(sa_family_t) &&
@@ -151,7 +151,7 @@ ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
 	struct conn *c = (flags & MSG_MORE) ? more_leaves_row(fd) : conn_use(fd, 1);
 
 	if (!c)
-		return kernel_io(fd, 1, sys_sendmsg(fd, m, flags));
+		return kernel_io(fd, 1, CANCELLABLE(sys_sendmsg(fd, m, flags)));
 	return conn_sendmsg(c, fd, m, flags);
 }
 
@@ -162,7 +162,8 @@ sendto_slow(int fd, const void *buf, size_t len, int flags,
 	struct conn *c = (flags & MSG_MORE) ? more_leaves_row(fd) : conn_use(fd, 1);
 
 	if (!c)
-		return kernel_io(fd, 1, syscall(SYS_sendto, fd, buf, len, flags, to, tolen));
+		return kernel_io(fd, 1, CANCELLABLE(syscall(SYS_sendto, fd, buf, len, flags,
+							     to, tolen)));
 	return conn_send(c, fd, buf, len, flags, to, tolen);
 }
 
@@ -186,7 +187,7 @@ static __attribute__((noinline)) ssize_t write_slow(int fd, const void *buf, siz
 	struct conn *c = conn_use(fd, 1);
 
 	if (!c)
-		return kernel_io(fd, 1, syscall(SYS_write, fd, buf, len));
+		return kernel_io(fd, 1, CANCELLABLE(syscall(SYS_write, fd, buf, len)));
 	return conn_send(c, fd, buf, len, 0, NULL, 0);
 }
 
@@ -222,9 +223,9 @@ static __attribute__((noinline)) ssize_t recvmsg_slow(int fd, struct msghdr *m, 
 	struct rx_args a;
 
 	if (!c && (flags & MSG_ERRQUEUE))
-		return sys_recvmsg(fd, m, flags);	/* not a datagram */
+		return CANCELLABLE(sys_recvmsg(fd, m, flags));	/* not a datagram */
 	if (!c)
-		return kernel_io(fd, 0, sys_recvmsg(fd, m, flags));
+		return kernel_io(fd, 0, CANCELLABLE(sys_recvmsg(fd, m, flags)));
 	if (flags & MSG_ERRQUEUE)
 		return errqueue_recv(c, fd, m, flags);
 	rx_args_of_msg(&a, fd, m, flags);
@@ -255,7 +256,8 @@ ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
 	};
 
 	if (!c && !(c = conn_use_slow(fd)))
-		return kernel_io(fd, 0, syscall(SYS_recvfrom, fd, buf, len, flags, from, fromlen));
+		return kernel_io(fd, 0, CANCELLABLE(syscall(SYS_recvfrom, fd, buf, len, flags,
+							     from, fromlen)));
 	return conn_recv(c, &a);
 }
 
@@ -271,7 +273,7 @@ ssize_t read(int fd, void *buf, size_t len)
 	struct rx_args a = { .fd = fd, .iov = &iov, .iovcnt = 1 };
 
 	if (!c && !(c = conn_use_slow(fd)))
-		return kernel_io(fd, 0, syscall(SYS_read, fd, buf, len));
+		return kernel_io(fd, 0, CANCELLABLE(syscall(SYS_read, fd, buf, len)));
 	return conn_recv(c, &a);
 }
 
@@ -482,7 +484,7 @@ ssize_t readv(int fd, const struct iovec *iov, int n)
 	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = n };
 
 	if (!conn_use(fd, 0))
-		return kernel_io(fd, 0, syscall(SYS_readv, fd, iov, n));
+		return kernel_io(fd, 0, CANCELLABLE(syscall(SYS_readv, fd, iov, n)));
 	return recvmsg(fd, &m, 0);
 }
 
@@ -491,7 +493,7 @@ ssize_t writev(int fd, const struct iovec *iov, int n)
 	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = n };
 
 	if (!conn_use(fd, 1))
-		return kernel_io(fd, 1, syscall(SYS_writev, fd, iov, n));
+		return kernel_io(fd, 1, CANCELLABLE(syscall(SYS_writev, fd, iov, n)));
 	return sendmsg(fd, &m, 0);
 }
 
@@ -518,7 +520,7 @@ int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, MMSG_FLAGS flags,
 
 	if (!conn_use(fd, 0)) {
 		mmsg_clear_pads(v, n);
-		return kernel_io_n(fd, 0, syscall(SYS_recvmmsg, fd, v, n, flags, tmo));
+		return kernel_io_n(fd, 0, CANCELLABLE(syscall(SYS_recvmmsg, fd, v, n, flags, tmo)));
 	}
 	if (tmo)
 		deadline = now_us() + tmo->tv_sec * 1000000ull + tmo->tv_nsec / 1000;
@@ -542,7 +544,7 @@ int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, MMSG_FLAGS flags)
 
 	if (!conn_use(fd, 1)) {
 		mmsg_clear_pads(v, n);
-		return kernel_io_n(fd, 1, syscall(SYS_sendmmsg, fd, v, n, flags));
+		return kernel_io_n(fd, 1, CANCELLABLE(syscall(SYS_sendmmsg, fd, v, n, flags)));
 	}
 	for (i = 0; i < n; i++) {
 		r = sendmsg(fd, &v[i].msg_hdr, (int)flags);

@@ -35,6 +35,18 @@ static int rowfd_of(int fd)
 	return c ? c->r.fd : fd;
 }
 
+/* The kernel's ppoll on a copy; a thread cancelled in it frees heap. */
+static int ppoll_rowfds(struct pollfd *p, nfds_t n, struct timespec *tp,
+			const sigset_t *ss, void *heap)
+{
+	int r;
+
+	pthread_cleanup_push(free, heap);
+	r = CANCELLABLE(syscall(SYS_ppoll, p, n, tp, ss, _NSIG / 8));
+	pthread_cleanup_pop(0);
+	return r;
+}
+
 /* poll and ppoll: the kernel waits on the row fds of accelerated sockets */
 static int poll_rows(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 		     const sigset_t *ss)
@@ -56,7 +68,7 @@ static int poll_rows(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 		ts = *tmo;		/* the kernel writes back what is left */
 		tp = &ts;
 	}
-	r = syscall(SYS_ppoll, p, n, tp, ss, _NSIG / 8);
+	r = ppoll_rowfds(p, n, tp, ss, p != local ? p : NULL);
 	for (i = 0; i < n; i++)
 		fds[i].revents = p[i].revents;
 	if (p != local)
@@ -106,8 +118,8 @@ static int select_rows(int n, fd_set *rd, fd_set *wr, fd_set *ex,
 		    (ex && FD_ISSET(fd, ex)))
 			m = rf + 1 > m ? rf + 1 : m;
 	}
-	r = syscall(SYS_pselect6, m, rd ? &r2 : NULL, wr ? &w2 : NULL,
-		    ex ? &e2 : NULL, tsp, ss ? &mask : NULL);
+	r = CANCELLABLE(syscall(SYS_pselect6, m, rd ? &r2 : NULL, wr ? &w2 : NULL,
+				ex ? &e2 : NULL, tsp, ss ? &mask : NULL));
 	if (r < 0)
 		return r;
 	for (fd = 0; fd < n && fd < FD_SETSIZE; fd++) {
@@ -322,8 +334,10 @@ static int epoll_sys(int epfd, struct epoll_event *evs, int max, int timeout,
 		     int ts_form, const struct timespec *ts, const sigset_t *sigmask)
 {
 	if (ts_form)
-		return syscall(SYS_epoll_pwait2, epfd, evs, max, ts, sigmask, _NSIG / 8);
-	return syscall(SYS_epoll_pwait, epfd, evs, max, timeout, sigmask, _NSIG / 8);
+		return CANCELLABLE(syscall(SYS_epoll_pwait2, epfd, evs, max, ts, sigmask,
+					   _NSIG / 8));
+	return CANCELLABLE(syscall(SYS_epoll_pwait, epfd, evs, max, timeout, sigmask,
+				   _NSIG / 8));
 }
 
 static int epoll_both(int epfd, struct epoll_event *evs, int max, int timeout,

@@ -41,7 +41,9 @@ struct accio_row {
 	uint32_t local_ip, remote_ip;	/* network order; remote 0: any */
 	uint16_t local_port, remote_port;	/* network order */
 	const volatile struct accio_row_status *status;	/* never NULL once open */
-	uint32_t paths_gen;		/* the gen SIOCACCIO's answer holds for */
+	uint32_t paths_gen;		/* the gen what the owner learnt of the
+					 * row's paths holds for: SIOCACCIO's
+					 * answer's, then its own (dests, MTU) */
 };
 
 /*

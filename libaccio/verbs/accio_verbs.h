@@ -270,10 +270,9 @@ void rc_modify(struct accio_qp *qp, const struct ibv_qp_attr *attr, int mask,
 	       uint32_t dest_ip);
 /* What the RX ring holds, the ACK due, the timers, what waited for room. Both locks held. */
 void rc_progress(struct accio_qp *qp);
-/* Before destroy: answer the peer's retransmissions until quiet_ns pass without one. */
-void rc_linger(struct accio_qp *qp, uint64_t quiet_ns);
-/* rc_linger()'s default quiet: four local ACK timeouts. */
-uint64_t rc_linger_ns(const struct accio_qp *qp);
+/* Before destroy: answer the peer's retransmissions until quiet_ms pass
+ * without one (negative: four ACK timeouts). */
+void rc_linger(struct accio_qp *qp, int64_t quiet_ms);
 /* Completion events for the completions rc_progress() made. Both locks held. */
 void rc_events(struct accio_qp *qp);
 

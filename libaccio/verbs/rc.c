@@ -531,14 +531,13 @@ void rc_progress(struct accio_qp *qp)
 			const uint8_t *rec = qp->r.rx + (rptr & (qp->r.rx_bytes - 1));
 			uint32_t saddr;
 			size_t len = rx_record(rec, &saddr);
+			bool request = len && rec[ACCIO_RX_HDR] != ACCIO_OP_RC_ACK;
 
+			qp->req_in += request;
 			/* requests lost on purpose (ACKs never: a peer that has
 			 * finished cannot answer a retransmission)
 			 */
-			if (len && rec[ACCIO_RX_HDR] != ACCIO_OP_RC_ACK)
-				qp->req_in++;
-			if (qp->rc_drop && len && rec[ACCIO_RX_HDR] != ACCIO_OP_RC_ACK &&
-			    ++qp->rx_count % qp->rc_drop == 0)
+			if (request && qp->rc_drop && ++qp->rx_count % qp->rc_drop == 0)
 				qp->st.lost++;
 			else
 				rc_take(qp, rec + ACCIO_RX_HDR, len);
@@ -578,15 +577,21 @@ void rc_progress(struct accio_qp *qp)
  * sending that message again (soft-RoCE then drops it) - and will send the
  * message again; with no QP to answer, a peer whose retry_cnt is 7 (which
  * soft-RoCE takes as unlimited) would wait for ever. So the QP answers
- * whatever comes until no request has come for @quiet_ns, for at most
- * four times that. A QP that never took a request, or is not in RTR or
- * RTS, goes at once. No locks held; the QP's thread has stopped.
+ * whatever comes until no request has come for a quiet time, for at most
+ * four times that: @quiet_ms, or (negative) four local ACK timeouts, the
+ * peer's taken to be the same (67 ms when it is unset), room for a timer
+ * that fires late and for a request lost again on the way. A QP that never
+ * took a request, or is not in RTR or RTS, goes at once. No locks held;
+ * the QP's thread has stopped.
  */
-void rc_linger(struct accio_qp *qp, uint64_t quiet_ns)
+void rc_linger(struct accio_qp *qp, int64_t quiet_ms)
 {
 	const struct timespec nap = { 0, 200000 };
-	uint64_t t0, t, last, seen;
+	uint64_t t0, t, last, seen, quiet_ns, ack_ns;
 
+	ack_ns = rc_timeout_ns(qp);
+	quiet_ns = quiet_ms >= 0 ? (uint64_t)quiet_ms * 1000000 :
+		   4 * (ack_ns ? ack_ns : 4096ull << 14);
 	if (!quiet_ns || !qp->req_in ||
 	    (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS))
 		return;
@@ -606,17 +611,6 @@ void rc_linger(struct accio_qp *qp, uint64_t quiet_ns)
 		}
 		nanosleep(&nap, NULL);
 	}
-}
-
-/* How long rc_linger() waits for quiet by default: four local ACK
- * timeouts, the peer's taken to be the same (67 ms when it is unset): room
- * for a timer that fires late and for a request lost again on the way.
- */
-uint64_t rc_linger_ns(const struct accio_qp *qp)
-{
-	uint64_t t = rc_timeout_ns(qp);
-
-	return 4 * (t ? t : 4096ull << 14);
 }
 
 /* Acknowledged sends (and failed or flushed ones). Both locks held. */

@@ -547,11 +547,8 @@ static int accio_destroy_qp(struct ibv_qp *ibqp)
 	int err;
 
 	rc_thread_stop(qp);
-	if (qp->rc) {
-		int64_t ms = to_actx(ibqp->context)->linger_ms;
-
-		rc_linger(qp, ms < 0 ? rc_linger_ns(qp) : (uint64_t)ms * 1000000);
-	}
+	if (qp->rc)
+		rc_linger(qp, to_actx(ibqp->context)->linger_ms);
 	err = ibv_cmd_destroy_qp(ibqp);
 	if (err)
 		return err;
