@@ -39,10 +39,36 @@
  * The kernel's msghdr and cmsghdr have size_t lengths where musl's 64-bit
  * ones have an int and padding, which the C library clears before its
  * system calls (a program's msghdr on the stack has whatever was there).
- * The library's own calls do the same.
+ * The library's own calls do the same: the musl build always, the glibc
+ * build when it was preloaded into a musl program (policy.c), where its
+ * size_t lengths are musl's int and padding (little-endian: the low half).
  */
-#if !defined(__GLIBC__) && __LONG_MAX > 0x7fffffff
+#if __SIZEOF_LONG__ > 4
+#ifdef __GLIBC__
+#define MSGHDR_PADS accio_foreign_libc
+static inline void msg_pads_clear(struct msghdr *h)
+{
+	h->msg_iovlen = (uint32_t)h->msg_iovlen;
+	h->msg_controllen = (uint32_t)h->msg_controllen;
+}
+
+static inline void cmsg_pad_clear(struct cmsghdr *cm)
+{
+	cm->cmsg_len = (uint32_t)cm->cmsg_len;
+}
+#else
 #define MSGHDR_PADS 1
+static inline void msg_pads_clear(struct msghdr *h)
+{
+	h->__pad1 = 0;
+	h->__pad2 = 0;
+}
+
+static inline void cmsg_pad_clear(struct cmsghdr *cm)
+{
+	cm->__pad1 = 0;
+}
+#endif
 #endif
 
 #define SANE_CMSG_MAX 1024
@@ -57,10 +83,9 @@ ssize_t sys_sendmsg(int fd, const struct msghdr *m, int flags)
 	struct msghdr h;
 	struct cmsghdr *cm;
 
-	if (m && (uintptr_t)m >= 4096) {
+	if (MSGHDR_PADS && m && (uintptr_t)m >= 4096) {
 		h = *m;
-		h.__pad1 = 0;
-		h.__pad2 = 0;
+		msg_pads_clear(&h);
 		if (h.msg_control && h.msg_controllen) {
 			if (h.msg_controllen > sizeof(ctl.b)) {
 				errno = ENOMEM;
@@ -69,7 +94,7 @@ ssize_t sys_sendmsg(int fd, const struct msghdr *m, int flags)
 			memcpy(ctl.b, h.msg_control, h.msg_controllen);
 			h.msg_control = ctl.b;
 			for (cm = CMSG_FIRSTHDR(&h); cm; cm = CMSG_NXTHDR(&h, cm))
-				cm->__pad1 = 0;
+				cmsg_pad_clear(cm);
 		}
 		m = &h;
 	}
@@ -83,10 +108,9 @@ ssize_t sys_recvmsg(int fd, struct msghdr *m, int flags)
 	struct msghdr h;
 	ssize_t r;
 
-	if (m && (uintptr_t)m >= 4096) {
+	if (MSGHDR_PADS && m && (uintptr_t)m >= 4096) {
 		h = *m;
-		h.__pad1 = 0;
-		h.__pad2 = 0;
+		msg_pads_clear(&h);
 		r = syscall(SYS_recvmsg, fd, &h, flags);
 		if (r >= 0) {
 			m->msg_namelen = h.msg_namelen;
@@ -103,12 +127,10 @@ ssize_t sys_recvmsg(int fd, struct msghdr *m, int flags)
 void mmsg_clear_pads(struct mmsghdr *v, unsigned int n)
 {
 #ifdef MSGHDR_PADS
-	if (!v || (uintptr_t)v < 4096)
+	if (!MSGHDR_PADS || !v || (uintptr_t)v < 4096)
 		return;
-	for (; n; n--, v++) {
-		v->msg_hdr.__pad1 = 0;
-		v->msg_hdr.__pad2 = 0;
-	}
+	for (; n; n--, v++)
+		msg_pads_clear(&v->msg_hdr);
 #endif
 }
 

@@ -415,6 +415,7 @@ HIDDEN void fork_parent(void);
 HIDDEN void fork_child(void);
 
 /* ---- policy.c ---- */
+HIDDEN extern int accio_foreign_libc;	/* the glibc build in a musl program */
 HIDDEN void lib_init(void);
 HIDDEN void maybe_accelerate(int fd, int may_bind);
 

@@ -286,8 +286,10 @@ static void register_atfork(void (*prepare)(void), void (*parent)(void),
 /*
  * The glibc build preloaded into a musl program (musl's loader maps glibc's
  * libc.so.6 to itself): say so and stay out of the way. The calls still
- * work, through the kernel.
+ * work, through the kernel, with the program's msghdrs read as musl's.
  */
+int accio_foreign_libc;
+
 static int wrong_libc(void)
 {
 #ifdef __GLIBC__
@@ -298,6 +300,7 @@ static int wrong_libc(void)
 
 	if (!gnu_get_libc_version) {
 		syscall(SYS_write, 2, msg, sizeof(msg) - 1);
+		accio_foreign_libc = 1;
 		return 1;
 	}
 #endif

@@ -35,16 +35,40 @@ static int rowfd_of(int fd)
 	return c ? c->r.fd : fd;
 }
 
-/* The kernel's ppoll on a copy; a thread cancelled in it frees heap. */
-static int ppoll_rowfds(struct pollfd *p, nfds_t n, struct timespec *tp,
-			const sigset_t *ss, void *heap)
-{
-	int r;
+/*
+ * The copy of more than 64 pollfds: the thread's own, kept for its next
+ * poll and freed when it exits, so that a thread cancelled in the kernel's
+ * wait leaves nothing behind (no cleanup handler: glibc's are symbols the
+ * glibc build must not need, musl's loader may be given it).
+ */
+struct poll_copy {
+	nfds_t n;
+	struct pollfd p[];
+};
+static pthread_key_t poll_copy_key;
+static pthread_once_t poll_copy_once = PTHREAD_ONCE_INIT;
 
-	pthread_cleanup_push(free, heap);
-	r = CANCELLABLE(syscall(SYS_ppoll, p, n, tp, ss, _NSIG / 8));
-	pthread_cleanup_pop(0);
-	return r;
+static void poll_copy_init(void)
+{
+	pthread_key_create(&poll_copy_key, free);
+}
+
+static struct pollfd *poll_copy(nfds_t n)
+{
+	struct poll_copy *b, *nb;
+
+	pthread_once(&poll_copy_once, poll_copy_init);
+	b = pthread_getspecific(poll_copy_key);
+	if (b && b->n >= n)
+		return b->p;
+	if (n > (SIZE_MAX - sizeof(*b)) / sizeof(struct pollfd))
+		return NULL;
+	nb = realloc(b, sizeof(*b) + n * sizeof(struct pollfd));
+	if (!nb)
+		return NULL;
+	nb->n = n;
+	pthread_setspecific(poll_copy_key, nb);
+	return nb->p;
 }
 
 /* poll and ppoll: the kernel waits on the row fds of accelerated sockets */
@@ -52,7 +76,7 @@ static int poll_rows(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 		     const sigset_t *ss)
 {
 	struct timespec ts, *tp = NULL;
-	struct pollfd local[64], *p = n <= 64 ? local : malloc(n * sizeof(*p));
+	struct pollfd local[64], *p = n <= 64 ? local : poll_copy(n);
 	nfds_t i;
 	int r;
 
@@ -68,11 +92,9 @@ static int poll_rows(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 		ts = *tmo;		/* the kernel writes back what is left */
 		tp = &ts;
 	}
-	r = ppoll_rowfds(p, n, tp, ss, p != local ? p : NULL);
+	r = CANCELLABLE(syscall(SYS_ppoll, p, n, tp, ss, _NSIG / 8));
 	for (i = 0; i < n; i++)
 		fds[i].revents = p[i].revents;
-	if (p != local)
-		free(p);
 	return r;
 }
 

@@ -299,6 +299,9 @@ def kernel_path_stats(text):
 
 
 GLIBC_PRELOAD = "LD_PRELOAD=/usr/lib/riscv64-linux-gnu/libaccio.so ACCIO_STATS=1"
+WRONG_LIBC_LINE = ("libaccio: this is the glibc build, preloaded into a program linked with "
+                   "another C library (musl?): not accelerating; preload /usr/lib/libaccio.so "
+                   "instead\n")
 
 
 def test_posix_calls_return_what_linux_returns():
@@ -317,7 +320,10 @@ def test_posix_calls_return_what_linux_returns():
                f"ACCIO_MMIO_TX_MAX=1472 {sc} 2>&1;")
         if glibc:
             cmd += (f"echo '@@run glibc-linux@@'; accio-timeout 60 {gc};"
-                    f"echo '@@run glibc-ring@@'; accio-timeout 60 env {GLIBC_PRELOAD} {gc} 2>&1")
+                    f"echo '@@run glibc-ring@@'; accio-timeout 60 env {GLIBC_PRELOAD} {gc} 2>&1;"
+                    # the glibc build given to a musl program by mistake
+                    f"echo '@@run wrong-libc@@'; env {GLIBC_PRELOAD} accio-timeout 60 "
+                    f"sockcheck 10.0.2.2 {echo.port} 2>&1 | grep -v '^accio:'")
         r = accio.run(cmd, timeout=TIMEOUT)
     assert r.rc == 0, r.output + r.console[-2000:]
     runs, stats = sockcheck_runs(r.output)
@@ -375,6 +381,12 @@ def test_posix_calls_return_what_linux_returns():
     names = ("ring", "mmio") + (("glibc-ring",) if glibc else ())
     if glibc:
         assert runs["glibc-linux"] == linux
+        # musl's loader takes the glibc build (no symbol only glibc has),
+        # which says so and leaves the calls to the kernel: Linux's answers
+        wrong = runs["wrong-libc"]
+        assert "Error relocating" not in wrong, wrong
+        assert "libaccio: this is the glibc build" in wrong, wrong
+        assert wrong.replace(WRONG_LIBC_LINE, "").strip() == linux.strip(), wrong[:2000]
     for name in names:
         diff = [(a, b) for a, b in zip(linux.splitlines(), runs[name].splitlines()) if a != b]
         assert not diff and linux == runs[name], (name, diff[:5])
