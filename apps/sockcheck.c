@@ -1051,6 +1051,60 @@ static void shutdowns(void)
 }
 
 /*
+ * Signal-driven I/O: with O_ASYNC (F_SETFL, later FIOASYNC) and F_SETSIG, a
+ * datagram that arrives raises the signal at the owner with POLLIN in
+ * si_band; with it off again the socket works as before.
+ */
+static volatile sig_atomic_t sigio_in;
+
+static void on_sigio(int sig, siginfo_t *si, void *ctx)
+{
+	if (si->si_band & POLLIN)
+		sigio_in++;
+}
+
+static void sigio_arrival(int fd, const char *tag, int len, int seed)
+{
+	char name[64];
+	long r;
+	int i;
+
+	sigio_in = 0;
+	fill(out, len, seed);
+	snprintf(name, sizeof(name), "%s-send", tag);
+	CASE(name, send(fd, out, len, 0), "%s", "");
+	for (i = 0; i < 300 && !sigio_in; i++)
+		usleep(10000);
+	snprintf(name, sizeof(name), "%s-raised", tag);
+	report(name, 0, 0, "pollin=%d", sigio_in > 0);
+	r = recv(fd, buf, sizeof(buf), 0);
+	snprintf(name, sizeof(name), "%s-recv", tag);
+	report(name, r, errno, "same=%d", r == len && !memcmp(buf, out, len));
+}
+
+static void signal_driven(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_sigio, .sa_flags = SA_SIGINFO | SA_RESTART };
+	int fd = udp_socket(), on = 1, off = 0;
+
+	printf("== sigio\n");
+	sigaction(SIGIO, &sa, NULL);
+	CASE("sigio-connect", connect(fd, (struct sockaddr *)&peer, sizeof(peer)), "%s", "");
+	round_trip(fd, "before-async", 64, 21);
+	CASE("sigio-setown", fcntl(fd, F_SETOWN, getpid()), "%s", "");
+	CASE("sigio-setsig", fcntl(fd, F_SETSIG, SIGIO), "%s", "");
+	CASE("sigio-setfl", fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_ASYNC), "%s", "");
+	sigio_arrival(fd, "sigio", 70, 22);
+	CASE("sigio-setfl-off", fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_ASYNC), "%s", "");
+	round_trip(fd, "after-async", 64, 23);
+	CASE("fioasync-on", ioctl(fd, FIOASYNC, &on), "%s", "");
+	sigio_arrival(fd, "fioasync", 71, 24);
+	CASE("fioasync-off", ioctl(fd, FIOASYNC, &off), "%s", "");
+	round_trip(fd, "after-fioasync", 64, 25);
+	close(fd);
+}
+
+/*
  * pthread_cancel() of a thread blocked in each receive and wait that POSIX
  * makes a cancellation point, on an accelerated socket (connected, nothing
  * sent to it) and on a pipe: the thread ends in the call, its cleanup
@@ -1266,6 +1320,7 @@ int main(int argc, char **argv)
 	sender_bounds();
 	shutdowns();
 	cancellation();
+	signal_driven();
 	printf("done\n");
 	return 0;
 }

@@ -413,13 +413,21 @@ int fcntl(int fd, int cmd, ...)
 	va_start(ap, cmd);
 	arg = va_arg(ap, long);
 	va_end(ap);
-	r = syscall(SYS_fcntl, fd, cmd, arg);
+	if (cmd == F_SETLKW || cmd == F_OFD_SETLKW)	/* a lock's wait: a cancellation point */
+		r = CANCELLABLE(syscall(SYS_fcntl, fd, cmd, arg));
+	else
+		r = syscall(SYS_fcntl, fd, cmd, arg);
 	if (r < 0)
 		return r;
 	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
 		fd_dup(fd, r);
-	if (cmd == F_SETFL && (s = fd_sock(fd)))
+	if (cmd == F_SETFL && (s = (arg & O_ASYNC) ? fd_sock_classify(fd) : fd_sock(fd))) {
 		s->nonblock = !!(arg & O_NONBLOCK);
+		/* signal-driven I/O on or off: the kernel path or a row again */
+		if (((arg & O_ASYNC) || s->kpath == ACCIO_KPATH_O_ASYNC) &&
+		    s->kpath != ACCIO_KPATH_IPV6)
+			sock_setopt(s, SOL_SOCKET, 0);
+	}
 	return r;
 }
 
@@ -472,6 +480,8 @@ int ioctl(int fd, int req, ...)
 		return r;
 	if (req == FIONBIO)
 		s->nonblock = !!*(int *)arg;
+	if (req == FIOASYNC && s->kpath != ACCIO_KPATH_IPV6)
+		sock_setopt(s, SOL_SOCKET, 0);	/* as F_SETFL with O_ASYNC */
 	if ((unsigned int)req == SIOCACCIO)
 		s->tried = 1;	/* the caller manages this row itself */
 	return r;

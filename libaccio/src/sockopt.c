@@ -28,10 +28,13 @@
  *   that make the kernel's IPv4 header differ from the engine's (TOS 0,
  *   TTL 64), and the UDP options that make the kernel join or cut the
  *   datagrams sent (UDP_CORK, UDP_SEGMENT) or take those that arrive
- *   (UDP_ENCAP: ESP in UDP for the kernel's IPsec).
+ *   (UDP_ENCAP: ESP in UDP for the kernel's IPsec). Likewise the file flag
+ *   O_ASYNC (F_SETFL, FIOASYNC): the kernel sends SIGIO when its socket
+ *   gets a datagram, which a ring's datagram never is.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/net_tstamp.h>
 #include <netinet/ip.h>
 #include <netinet/udp.h>
@@ -108,6 +111,9 @@ static int sync_opts(struct sock *s)
 			why = kernel_only[i].why;
 	if (!why && (s->tstamp & ~TS_RING))
 		why = ACCIO_KPATH_TSFLAGS;
+	/* signal-driven I/O: only the kernel socket sees a datagram come */
+	if (!why && (syscall(SYS_fcntl, fd, F_GETFL) & O_ASYNC))
+		why = ACCIO_KPATH_O_ASYNC;
 	/*
 	 * what the row follows: DF (STATE.NO_DF), the group (STATE.GROUP),
 	 * the TOS byte and the TTL of its frames (STATE.TOS, STATE.TTL)

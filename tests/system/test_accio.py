@@ -285,10 +285,11 @@ def sockcheck_runs(text):
         control, _, bounds = control.partition("== bounds\n")
         bounds, _, shut = bounds.partition("== shutdown\n")
         shut, _, cancel = shut.partition("== cancel\n")
+        cancel, _, sigio = cancel.partition("== sigio\n")
         stats[name] = (accio_stats(first), accio_stats(desc), accio_stats(control),
                        kernel_path_stats(control), accio_stats(bounds),
                        kernel_path_stats(bounds), kernel_path_stats(shut),
-                       accio_stats(cancel))
+                       accio_stats(cancel), accio_stats(sigio) + kernel_path_stats(sigio))
     return runs, stats
 
 
@@ -378,6 +379,13 @@ def test_posix_calls_return_what_linux_returns():
                  "select", "pselect", "epoll_wait", "read-pipe", "poll-pipe"):
         assert f"cancel-{call} ret=0 errno=- cancelled=1 cleanup=1" in linux, call
     assert "cancel-recv-after ret=90 errno=- same=1" in linux, linux
+    # signal-driven I/O: a datagram raises SIGIO (POLLIN), O_ASYNC set by
+    # F_SETFL and by FIOASYNC; with it off, round trips as before
+    for line in ("sigio-raised ret=0 errno=- pollin=1", "sigio-recv ret=70 errno=- same=1",
+                 "fioasync-raised ret=0 errno=- pollin=1", "fioasync-recv ret=71 errno=- same=1",
+                 "recv-after-async ret=64 errno=- same=1",
+                 "recv-after-fioasync ret=64 errno=- same=1"):
+        assert line in linux, line
     names = ("ring", "mmio") + (("glibc-ring",) if glibc else ())
     if glibc:
         assert runs["glibc-linux"] == linux
@@ -410,8 +418,13 @@ def test_posix_calls_return_what_linux_returns():
                  "et-wait-2 ret=1 errno=- events=0x1", "et-drain-2 ret=1 errno=- last_errno=EAGAIN"):
         assert line in linux, line
     for name in names:
-        first, desc, control, kernel_path, bounds, bounds_kernel, shut_kernel, cancel = \
+        first, desc, control, kernel_path, bounds, bounds_kernel, shut_kernel, cancel, sigio = \
             stats[name]
+        # O_ASYNC took the socket off its row and back, twice: three rows,
+        # each with its one round trip; the signalled datagrams the kernel's
+        assert len(sigio) == 3 and all(
+            c["rx_ring"] == 1 and c["tx_ring"] + c["tx_mmio"] == 1 and c["rx_kernel"] == 0
+            for c in sigio), (name, sigio)
         # the cancelled threads slept in the row's wait: the socket kept its
         # row throughout, its one echo came through the ring
         assert len(cancel) == 1 and cancel[0]["rx_ring"] == 1 and \
