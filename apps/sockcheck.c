@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/filter.h>
 #include <linux/net_tstamp.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -1051,6 +1052,35 @@ static void shutdowns(void)
 }
 
 /*
+ * A socket filter decides what the socket gets: one that drops everything
+ * leaves the echo unseen, one that keeps everything lets it through, and
+ * without a filter the socket works as before.
+ */
+static void socket_filter(void)
+{
+	struct sock_filter drop[] = { BPF_STMT(BPF_RET | BPF_K, 0) };
+	struct sock_filter keep[] = { BPF_STMT(BPF_RET | BPF_K, 0xffff) };
+	struct sock_fprog pd = { 1, drop }, pk = { 1, keep };
+	int fd = udp_socket(), none = 0;
+
+	printf("== filter\n");
+	CASE("filter-connect", connect(fd, (struct sockaddr *)&peer, sizeof(peer)), "%s", "");
+	round_trip(fd, "before-filter", 64, 26);
+	CASE("filter-attach-drop", setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &pd, sizeof(pd)),
+	     "%s", "");
+	fill(out, 60, 27);
+	CASE("filter-send", send(fd, out, 60, 0), "%s", "");
+	report("filter-dropped", 0, 0, "readable=%d", readable(fd, 500));
+	CASE("filter-attach-keep", setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &pk, sizeof(pk)),
+	     "%s", "");
+	round_trip(fd, "filter-keep", 64, 28);
+	CASE("filter-detach", setsockopt(fd, SOL_SOCKET, SO_DETACH_FILTER, &none, sizeof(none)),
+	     "%s", "");
+	round_trip(fd, "after-filter", 64, 29);
+	close(fd);
+}
+
+/*
  * Signal-driven I/O: with O_ASYNC (F_SETFL, later FIOASYNC) and F_SETSIG, a
  * datagram that arrives raises the signal at the owner with POLLIN in
  * si_band; with it off again the socket works as before.
@@ -1321,6 +1351,7 @@ int main(int argc, char **argv)
 	shutdowns();
 	cancellation();
 	signal_driven();
+	socket_filter();
 	printf("done\n");
 	return 0;
 }

@@ -30,7 +30,8 @@
  *   datagrams sent (UDP_CORK, UDP_SEGMENT) or take those that arrive
  *   (UDP_ENCAP: ESP in UDP for the kernel's IPsec). Likewise the file flag
  *   O_ASYNC (F_SETFL, FIOASYNC): the kernel sends SIGIO when its socket
- *   gets a datagram, which a ring's datagram never is.
+ *   gets a datagram, which a ring's datagram never is; and a socket filter
+ *   (SO_ATTACH_FILTER, SO_ATTACH_BPF), which the engine does not run.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -78,6 +79,20 @@ static const struct {
 };
 
 /*
+ * A socket filter (SO_ATTACH_FILTER, SO_ATTACH_BPF) decides which datagrams
+ * the socket gets, in the kernel: SO_GET_FILTER with no room answers a
+ * classic filter's length, and EACCES for an eBPF program.
+ */
+static int has_filter(int fd)
+{
+	socklen_t len = 0;
+
+	if (syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_GET_FILTER, NULL, &len) < 0)
+		return errno == EACCES;
+	return len > 0;
+}
+
+/*
  * Read the socket's options from the kernel into s (rxcm, tstamp) and
  * return the reason it must stay on the kernel path, 0 when the ring
  * reproduces all of them.
@@ -114,6 +129,8 @@ static int sync_opts(struct sock *s)
 	/* signal-driven I/O: only the kernel socket sees a datagram come */
 	if (!why && (syscall(SYS_fcntl, fd, F_GETFL) & O_ASYNC))
 		why = ACCIO_KPATH_O_ASYNC;
+	if (!why && has_filter(fd))
+		why = ACCIO_KPATH_FILTER;
 	/*
 	 * what the row follows: DF (STATE.NO_DF), the group (STATE.GROUP),
 	 * the TOS byte and the TTL of its frames (STATE.TOS, STATE.TTL)

@@ -43,13 +43,14 @@ enum accio_kpath {
 	ACCIO_KPATH_UDP_SEGMENT,	/* UDP_SEGMENT: the kernel cuts the sends */
 	ACCIO_KPATH_UDP_ENCAP,	/* UDP_ENCAP: the kernel decapsulates what arrives */
 	ACCIO_KPATH_O_ASYNC,	/* O_ASYNC: the kernel signals what arrives (SIGIO) */
+	ACCIO_KPATH_FILTER,	/* SO_ATTACH_FILTER/_BPF: the kernel filters what arrives */
 	ACCIO_KPATH_N
 };
 
 #define ACCIO_KPATH_NAMES { "ring", "shared", "fork", "ipv6", "no-row", "not-nic", \
 	"refused", "io_uring", "msg_more", "shutdown", "ip_recvtos", "ip_recvttl", "ip_recvopts", \
 	"so_rxq_ovfl", "so_timestamping", "ip_header", "udp_cork", "udp_segment", "udp_encap", \
-	"o_async" }
+	"o_async", "so_attach_filter" }
 
 struct accio_statslot {
 	int32_t fd;		/* a descriptor of the socket; -1: slot free */

@@ -286,10 +286,12 @@ def sockcheck_runs(text):
         bounds, _, shut = bounds.partition("== shutdown\n")
         shut, _, cancel = shut.partition("== cancel\n")
         cancel, _, sigio = cancel.partition("== sigio\n")
+        sigio, _, filt = sigio.partition("== filter\n")
         stats[name] = (accio_stats(first), accio_stats(desc), accio_stats(control),
                        kernel_path_stats(control), accio_stats(bounds),
                        kernel_path_stats(bounds), kernel_path_stats(shut),
-                       accio_stats(cancel), accio_stats(sigio) + kernel_path_stats(sigio))
+                       accio_stats(cancel), accio_stats(sigio) + kernel_path_stats(sigio),
+                       accio_stats(filt) + kernel_path_stats(filt))
     return runs, stats
 
 
@@ -386,6 +388,10 @@ def test_posix_calls_return_what_linux_returns():
                  "recv-after-async ret=64 errno=- same=1",
                  "recv-after-fioasync ret=64 errno=- same=1"):
         assert line in linux, line
+    # a socket filter that drops all, one that keeps all, none
+    for line in ("filter-dropped ret=0 errno=- readable=0", "recv-filter-keep ret=64 errno=- same=1",
+                 "recv-after-filter ret=64 errno=- same=1"):
+        assert line in linux, line
     names = ("ring", "mmio") + (("glibc-ring",) if glibc else ())
     if glibc:
         assert runs["glibc-linux"] == linux
@@ -418,8 +424,12 @@ def test_posix_calls_return_what_linux_returns():
                  "et-wait-2 ret=1 errno=- events=0x1", "et-drain-2 ret=1 errno=- last_errno=EAGAIN"):
         assert line in linux, line
     for name in names:
-        first, desc, control, kernel_path, bounds, bounds_kernel, shut_kernel, cancel, sigio = \
-            stats[name]
+        (first, desc, control, kernel_path, bounds, bounds_kernel, shut_kernel, cancel, sigio,
+         filt) = stats[name]
+        # a socket filter took the socket off its row and back: two rows
+        assert len(filt) == 2 and all(
+            c["rx_ring"] == 1 and c["tx_ring"] + c["tx_mmio"] == 1 and c["rx_kernel"] == 0
+            for c in filt), (name, filt)
         # O_ASYNC took the socket off its row and back, twice: three rows,
         # each with its one round trip; the signalled datagrams the kernel's
         assert len(sigio) == 3 and all(
