@@ -43,6 +43,8 @@
  * build when it was preloaded into a musl program (policy.c), where its
  * size_t lengths are musl's int and padding (little-endian: the low half).
  */
+int accio_foreign_libc;
+
 #if __SIZEOF_LONG__ > 4
 #ifdef __GLIBC__
 #define MSGHDR_PADS accio_foreign_libc

@@ -314,6 +314,8 @@ HIDDEN void conn_release(struct sock *s, int closing);	/* table lock held */
 HIDDEN int conn_set_hdr(struct conn *c, int bits);	/* TX lock held */
 HIDDEN int ensure_bound(int fd, uint16_t *lport);
 HIDDEN uint32_t ring_size_for(int bytes);
+/* the glibc build in a musl program (policy.c finds out): musl's msghdrs */
+HIDDEN extern int accio_foreign_libc;
 /* system calls with a program's msghdr: musl's padding cleared first */
 HIDDEN ssize_t sys_sendmsg(int fd, const struct msghdr *m, int flags);
 HIDDEN ssize_t sys_recvmsg(int fd, struct msghdr *m, int flags);
@@ -415,7 +417,6 @@ HIDDEN void fork_parent(void);
 HIDDEN void fork_child(void);
 
 /* ---- policy.c ---- */
-HIDDEN extern int accio_foreign_libc;	/* the glibc build in a musl program */
 HIDDEN void lib_init(void);
 HIDDEN void maybe_accelerate(int fd, int may_bind);
 

@@ -286,10 +286,9 @@ static void register_atfork(void (*prepare)(void), void (*parent)(void),
 /*
  * The glibc build preloaded into a musl program (musl's loader maps glibc's
  * libc.so.6 to itself): say so and stay out of the way. The calls still
- * work, through the kernel, with the program's msghdrs read as musl's.
+ * work, through the kernel, with the program's msghdrs read as musl's
+ * (accio_foreign_libc, conn.c).
  */
-int accio_foreign_libc;
-
 static int wrong_libc(void)
 {
 #ifdef __GLIBC__
