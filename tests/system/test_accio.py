@@ -302,9 +302,6 @@ def kernel_path_stats(text):
 
 
 GLIBC_PRELOAD = "LD_PRELOAD=/usr/lib/riscv64-linux-gnu/libaccio.so ACCIO_STATS=1"
-WRONG_LIBC_LINE = ("libaccio: this is the glibc build, preloaded into a program linked with "
-                   "another C library (musl?): not accelerating; preload /usr/lib/libaccio.so "
-                   "instead\n")
 
 
 def test_posix_calls_return_what_linux_returns():
@@ -399,8 +396,10 @@ def test_posix_calls_return_what_linux_returns():
         # which says so and leaves the calls to the kernel: Linux's answers
         wrong = runs["wrong-libc"]
         assert "Error relocating" not in wrong, wrong
-        assert "libaccio: this is the glibc build" in wrong, wrong
-        assert wrong.replace(WRONG_LIBC_LINE, "").strip() == linux.strip(), wrong[:2000]
+        said = "libaccio: this is the glibc build"
+        assert said in wrong, wrong
+        answers = "\n".join(l for l in wrong.splitlines() if not l.startswith(said))
+        assert answers.strip() == linux.strip(), wrong[:2000]
     for name in names:
         diff = [(a, b) for a, b in zip(linux.splitlines(), runs[name].splitlines()) if a != b]
         assert not diff and linux == runs[name], (name, diff[:5])
