@@ -2,7 +2,10 @@
 #
 #   make demo         install what is missing, build everything, boot the SoC
 #                     and run the demo (UDP echo against a host peer)
-#   make test         all tests (test-model, test-rtl, test-system)
+#   make test         the tests (test-model, test-rtl, the SoC and system tests
+#                     not marked slow): about 25 min warm
+#   make test-long    the long runs: the quick evaluation, Linux on the RTL SoC,
+#                     runs at scale (CI runs make test, then this)
 #   make stress-system N=30 [LOAD=1]   repeat the accelerated-socket tests
 #   make eval         the evaluation: eval/REPORT.md (make eval-quick: small counts)
 #
@@ -18,7 +21,7 @@ DEMO_PORT ?= 7777
 
 .PHONY: all demo test test-model test-rtl rtl test-system build bootstrap venv sources \
 	qemu linux userspace image apps switch regmap regmap-check kernel-series boot clean stress-system stress-boot \
-	test-soc-system eval eval-tree eval-quick eval-long fuzz soak soc test-soc soc-linux
+	test-soc-system test-long eval eval-tree eval-quick eval-long fuzz soak soc test-soc soc-linux
 
 all: build
 
@@ -70,9 +73,10 @@ demo: build
 boot: build
 	$(ACCIO) boot
 
-# make test: the model and RTL tests, then the SoC and system tests in one
-# pytest run on TEST_JOBS workers, so that the restore of Linux on the RTL
-# SoC (minutes on one core) runs beside system tests
+# make test: the model and RTL tests, then the SoC and system tests not
+# marked slow in one pytest run on TEST_JOBS workers; make test-long: the
+# slow ones (tests/conftest.py says which), with Linux restored on the RTL
+# SoC (minutes on one core) beside the system tests
 test: test-model test-rtl test-soc-system
 
 test-model: venv regmap-check bootstrap
@@ -123,9 +127,14 @@ PYTEST_PAR = $(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup --durations=25
 test-system: build venv
 	$(PYTEST_PAR) tests/system
 
-# both in one run, on both cores: the long SoC tests beside the system tests
-test-soc-system: soc-linux build
-	$(PYTEST_PAR) tests/soc tests/system
+# both in one run, on both cores, the slow ones left to test-long
+test-soc-system: soc build
+	$(PYTEST_PAR) -m "not slow" tests/soc tests/system
+
+# the long runs: the quick evaluation, Linux on the RTL SoC (its snapshot
+# booted first when not cached), runs at scale, second checks
+test-long: soc-linux build
+	$(PYTEST_PAR) -m slow tests/soc tests/system
 
 # Repeat the accelerated-socket tests N times (LOAD=1: every host core busy
 # meanwhile; K=pattern: pytest -k); failing iterations keep their consoles

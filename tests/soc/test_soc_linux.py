@@ -15,8 +15,9 @@ sys.path.insert(0, os.path.join(ROOT, "hardware", "soc"))
 import soc_linux  # noqa: E402
 
 # one restore for the module (minutes of simulation on one core): its tests
-# stay on one worker, and start first (tests/conftest.py)
-pytestmark = [pytest.mark.xdist_group("soc-linux"), pytest.mark.long(7)]
+# stay on one worker, and start first (tests/conftest.py); make test-long
+# runs them, after the boot of make soc-linux (cached, or an hour's boot)
+pytestmark = [pytest.mark.xdist_group("soc-linux"), pytest.mark.long(7), pytest.mark.slow]
 
 PRELOAD = "LD_PRELOAD=/usr/lib/libaccio.so ACCIO_STATS=1"
 PEER = "10.0.2.2"   # the harness's echo peer: ARP, ICMP echo and UDP

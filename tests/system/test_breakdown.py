@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import run_breakdown
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -58,6 +59,7 @@ def test_breakdown_against_the_host_echo_names_the_accelerated_path(tmp_path):
     assert accio["stages"]["socket layer"] * 40 < 500, accio["stages"]["socket layer"]
 
 
+@pytest.mark.slow
 def test_breakdown_against_the_wire_peer_repeats_exactly(tmp_path):
     """--peer wire:NS: nothing on the wire runs in real time, so two runs
     count the same instructions, and a waiting hart meets no timer tick."""

@@ -185,6 +185,7 @@ def test_barrier_waits_look_then_sleep_by_default():
         cluster.spin_ns(spin_us=-1)
 
 
+@pytest.mark.slow
 def test_the_shared_barrier_changes_nothing_but_the_wall_time(tmp_path):
     """On one host the SoCs meet at every barrier in memory they share with
     the hub, which joins only the barriers where the network has work; the

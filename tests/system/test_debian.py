@@ -414,6 +414,7 @@ def test_a_burst_the_socket_would_keep_is_kept_by_the_ring():
         assert st[i]["rx_kernel"] == 0 and st[i]["rx_ring"] == int(ring["held"]), st[i]
 
 
+@pytest.mark.slow
 def test_node_and_python_event_loops_under_the_glibc_libaccio():
     """Two language runtimes from Debian, unmodified, against a host echo,
     on Linux sockets and under the glibc libaccio, every echo matched to

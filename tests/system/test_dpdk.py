@@ -39,6 +39,7 @@ def dpdk_unavailable():
 pytestmark = pytest.mark.skipif(dpdk_unavailable() is not None, reason=str(dpdk_unavailable()))
 
 
+@pytest.mark.slow
 def test_testpmd_forwards_between_two_socs():
     """Debian's dpdk-testpmd on the server SoC swaps each frame's addresses
     and ports (5tswap) and sends it back; the client SoC's echo client checks
@@ -81,6 +82,7 @@ def test_dpdk_pingpong_against_a_linux_echo_server():
     assert xsk_rx >= 400 and xsk_tx >= 400, out
 
 
+@pytest.mark.slow
 def test_dispatcher_hands_datagrams_to_four_worker_processes():
     """The multiplexing design for DPDK: one dispatcher process owns the
     port and hands datagrams round-robin to 4 worker processes (DPDK

@@ -241,6 +241,7 @@ def test_a_port_unreachable_reaches_the_receiver():
     assert st["tx_ring"] == 3 and st["tx_kernel"] == 0, st
 
 
+@pytest.mark.slow
 def test_a_new_mac_of_the_next_hop_reaches_the_rows():
     """The server SoC changes its NIC's MAC address in the middle of a run
     and announces it (arp_notify: a gratuitous ARP when its link comes up
@@ -506,6 +507,7 @@ def test_hardware_verbs_reliable_connected_between_two_socs():
     assert re.findall(r"^malformed=(\d+)$", out, re.M) == ["0", "0"], out
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(verbs_unavailable() is not None, reason=str(verbs_unavailable()))
 def test_hardware_verbs_reliable_connected_recovers_lost_packets():
     """The RC transport's recovery: every RC QP loses every 11th (client)
@@ -562,6 +564,7 @@ def side_by_side(cmds):
     return f"{run} wait; cat " + " ".join(f"/tmp/sbs.{n}" for n, _ in cmds)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(verbs_unavailable() is not None, reason=str(verbs_unavailable()))
 def test_hardware_verbs_queue_pairs_side_by_side():
     """Several QPs on one SoC at once (steered by ROCE_QPN): the engine steers each

@@ -149,6 +149,7 @@ def test_256_clients_on_64_rows_share_the_harts_fairly(tmp_path):
     assert moved >= 0.8 * rest, (moved, rest)
 
 
+@pytest.mark.slow
 def test_a_starved_client_still_takes_the_reply_its_timeout_outlived():
     """1,024 ping-pong clients on 4 harts and 64 rows, each receive with a
     timeout of 20 ms (SO_RCVTIMEO), about one client's fair turn (1,024 x

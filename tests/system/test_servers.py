@@ -279,6 +279,7 @@ def test_reuseport_flows_stay_with_their_member_under_row_churn():
     assert set().union(*members.values()) == {"0", "1"}, members
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(debian_unavailable() is not None, reason=str(debian_unavailable()))
 def test_turn_relay_with_two_threads_loses_nothing():
     """coturn's turnserver, unmodified under the glibc libaccio, relays
@@ -316,6 +317,7 @@ def test_turn_relay_with_two_threads_loses_nothing():
     assert sum(int(r["RX_RING"]) for r in last.values()) >= 400, last
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(debian_unavailable() is not None, reason=str(debian_unavailable()))
 def test_quic_download_both_sides_accelerated(tmp_path):
     """ngtcp2's HTTP/3 example server and client (gtlsserver, gtlsclient:
