@@ -351,3 +351,105 @@ def test_quic_download_both_sides_accelerated(tmp_path):
     rows = [r for r in stat_rows(rs.output, "gtlsserver") if r["TX_RING"].isdigit()]
     assert rows and rows[-1]["PATH"] == "ring", rs.output[-2000:]
     assert int(rows[-1]["TX_RING"]) >= 700 and rows[-1]["TX_KERNEL"] == "0", rows[-1]
+
+
+# Four DNS servers that nobody here configured for Accio, each in the
+# socket model its authors chose, on ports of their own
+ZONE = ("$ORIGIN test.\\n$TTL 3600\\n@ IN SOA ns.test. admin.test. 1 3600 900 604800 300\\n"
+        "@ IN NS ns.test.\\nns IN A 10.1.0.1\\nh1 IN A 10.1.1.1\\nh2 IN A 10.1.2.2\\n")
+UNBOUND_CONF = (r'server:\n interface: 0.0.0.0\n port: 53\n do-ip6: no\n'
+                r' access-control: 0.0.0.0/0 allow\n username: ""\n chroot: ""\n'
+                r' directory: "/tmp"\n pidfile: "/tmp/unbound.pid"\n num-threads: 2\n'
+                r' so-reuseport: yes\n use-syslog: no\n logfile: ""\n'
+                r' local-zone: "test." static\n local-data: "h1.test. A 10.1.1.1"\n'
+                r' local-data: "h2.test. A 10.1.2.2"\n')
+NSD_CONF = (r'server:\n ip-address: 0.0.0.0\n port: 5301\n do-ip6: no\n username: ""\n'
+            r' chroot: ""\n zonesdir: "/tmp"\n database: ""\n'
+            r' pidfile: "/tmp/nsd.pid"\n xfrdfile: "/tmp/xfrd.state"\n'
+            r' zonelistfile: "/tmp/zone.list"\n xfrdir: "/tmp"\n server-count: 2\n'
+            r' reuseport: yes\nremote-control:\n control-enable: no\n'
+            r'zone:\n name: test\n zonefile: /tmp/test.zone\n')
+KNOT_CONF = (r'server:\n    listen: 0.0.0.0@5302\n    udp-workers: 2\n    tcp-workers: 1\n'
+             r'    background-workers: 1\n    rundir: /tmp\ndatabase:\n    storage: /tmp/knotdb\n'
+             r'zone:\n  - domain: test\n    file: /tmp/test.zone\n')
+DNS_SERVERS = {
+    # two threads, an SO_REUSEPORT socket each
+    "unbound": (53, f"printf '{UNBOUND_CONF}' > /tmp/u.conf; {GLIBC} unbound -d -c /tmp/u.conf"),
+    # two forked server processes, an SO_REUSEPORT socket each
+    "nsd": (5301, f"printf '{NSD_CONF}' > /tmp/nsd.conf; {GLIBC} nsd -d -c /tmp/nsd.conf"),
+    # two UDP worker threads on recvmmsg/sendmmsg, SO_REUSEPORT
+    "knotd": (5302, f"printf '{KNOT_CONF}' > /tmp/knot.conf; {GLIBC} knotd -c /tmp/knot.conf"),
+    # a recursor with two threads (authoritative for test. from a file);
+    # its own queries to the root servers have no route on the SoC's
+    # network, and go to the kernel (refused rows)
+    "pdns_recursor": (5303, f"touch /tmp/recursor.conf; {GLIBC} pdns_recursor "
+                      "--config-dir=/tmp --local-address=0.0.0.0 --local-port=5303 "
+                      "--allow-from=0.0.0.0/0 --auth-zones=test=/tmp/test.zone --daemon=no "
+                      "--socket-dir=/tmp --threads=2 --reuseport=yes --setuid= --setgid= "
+                      "--disable-syslog"),
+}
+N_EACH = 20
+
+
+def stat_of(text, prefix):
+    """The `accio stat` rows whose command starts with prefix (a command
+    may hold spaces: "nsd: server 1"), as dicts by column, numbers as int."""
+    lines = text.splitlines()
+    cols = next(l for l in lines if l.startswith("PID ")).split()
+    rows = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) < len(cols) or not parts[0].isdigit():
+            continue
+        tail = parts[len(parts) - (len(cols) - 2):]
+        if " ".join(parts[1:len(parts) - len(tail)]).startswith(prefix):
+            rows.append({k: int(v) if v.isdigit() else v for k, v in zip(cols[2:], tail)})
+    return rows
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(debian_unavailable() is not None, reason=str(debian_unavailable()))
+def test_four_dns_servers_in_their_own_socket_models():
+    """Unbound (threads), NSD (forked servers), Knot (recvmmsg workers) and
+    the PowerDNS recursor, each with an SO_REUSEPORT group of two, all
+    under the glibc libaccio on one SoC, answer drill on the other: every
+    answer right, and each server's rows carried its queries and answers
+    through the rings, spread over both members of the group."""
+    server = (f"printf '{ZONE}' > /tmp/test.zone;"
+              + "".join(f"{cmd} > /tmp/{name}.log 2>&1 &" for name, (_, cmd) in
+                        DNS_SERVERS.items())
+              + wait_for(f"[ $(accio stat | grep -c ' ring$') -ge {2 * len(DNS_SERVERS)} ]", 120)
+              + "echo @@ready@@;"
+              # RX_RING, counted from the end: a command may hold spaces
+              + wait_for("[ $(accio stat | awk '$NF == \"ring\" {s += $(NF - 6)} END "
+                         f"{{print s + 0}}') -ge {N_EACH * len(DNS_SERVERS)} ]", 200)
+              + "echo @@stat@@; accio stat;"
+              + "".join(f"echo @@{n}@@; tail -5 /tmp/{n}.log;" for n in DNS_SERVERS)
+              + "kill $(jobs -p); wait")
+    client = (wait_for("drill @10.0.3.1 -p 5303 h1.test A | grep -q 10.1.1.1", 150)
+              + "".join(f"for i in $(seq {N_EACH}); do echo {name}=$({GLIBC} drill @10.0.3.1 "
+                        f"-p {port} h$((i % 2 + 1)).test A 2>>/tmp/drill.err | awk "
+                        "'/^h[12]\\.test\\.[ \\t].*IN[ \\t]+A[ \\t]/ {print $1 $NF}'); done;"
+                        for name, (port, _) in DNS_SERVERS.items())
+              + "grep '^accio: fd' /tmp/drill.err; echo client_done")
+    rs, rc = accio.run_pair(server, client, timeout=TIMEOUT, grace=30,
+                            pkgs=("unbound", "nsd", "knot", "pdns-recursor", "ldnsutils"))
+    assert rc.rc == 0 and "client_done" in rc.output, rc.output[-3000:] + rc.console[-2000:]
+    for name in DNS_SERVERS:
+        got = re.findall(rf"^{name}=(\S+)", rc.output, re.M)
+        want = [f"h{i % 2 + 1}.test.10.1.{i % 2 + 1}.{i % 2 + 1}" for i in range(1, N_EACH + 1)]
+        assert got == want, (name, got, rc.output[-2000:])
+    # every query through the client's rows
+    st = accio_stats(rc.output)
+    assert sum(s["tx_ring"] for s in st) >= N_EACH * len(DNS_SERVERS), st[:5]
+    assert sum(s["rx_ring"] for s in st) >= N_EACH * len(DNS_SERVERS), st[:5]
+    # each server's SO_REUSEPORT group carried its share through the rings
+    stat = rs.output.partition("@@stat@@")[2].partition("@@")[0]
+    assert "@@ready@@" in rs.output, rs.output[-3000:]
+    for name in DNS_SERVERS:
+        rows = [r for r in stat_of(stat, name[:3]) if r["PATH"] == "ring"]
+        assert sum(r["RX_RING"] for r in rows) >= N_EACH, (name, stat)
+        assert sum(r["TX_RING"] for r in rows) >= N_EACH, (name, stat)
+        # the engine spread the queries (a new source port each) over both
+        # members of the group
+        assert len([r for r in rows if r["RX_RING"] > 0]) >= 2, (name, stat)
