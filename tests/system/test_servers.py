@@ -20,12 +20,22 @@ N_LOG = 40
 N_FORK = 12
 
 
-def stat_rows(text, command):
-    """`accio stat` lines of one command, as dicts by column."""
-    header = next(l for l in text.splitlines() if l.startswith("PID "))
-    cols = header.split()
-    return [dict(zip(cols, l.split())) for l in text.splitlines()
-            if len(l.split()) == len(cols) and l.split()[1] == command]
+def stat_rows(text, command, prefix=False):
+    """`accio stat` lines of one command (prefix: of the commands that
+    start with it), as dicts by column. The columns are counted from the
+    end, since a command may hold spaces ("nsd: server 1")."""
+    lines = text.splitlines()
+    cols = next(l for l in lines if l.startswith("PID ")).split()
+    rows = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) < len(cols) or not parts[0].isdigit():
+            continue
+        tail = parts[len(parts) - (len(cols) - 2):]
+        name = " ".join(parts[1:len(parts) - len(tail)])
+        if name == command or (prefix and name.startswith(command)):
+            rows.append(dict(zip(cols, parts[:1] + [name] + tail)))
+    return rows
 
 
 def accio_stats(text):
@@ -391,22 +401,6 @@ DNS_SERVERS = {
 N_EACH = 20
 
 
-def stat_of(text, prefix):
-    """The `accio stat` rows whose command starts with prefix (a command
-    may hold spaces: "nsd: server 1"), as dicts by column, numbers as int."""
-    lines = text.splitlines()
-    cols = next(l for l in lines if l.startswith("PID ")).split()
-    rows = []
-    for line in lines:
-        parts = line.split()
-        if len(parts) < len(cols) or not parts[0].isdigit():
-            continue
-        tail = parts[len(parts) - (len(cols) - 2):]
-        if " ".join(parts[1:len(parts) - len(tail)]).startswith(prefix):
-            rows.append({k: int(v) if v.isdigit() else v for k, v in zip(cols[2:], tail)})
-    return rows
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(debian_unavailable() is not None, reason=str(debian_unavailable()))
 def test_four_dns_servers_in_their_own_socket_models():
@@ -447,9 +441,9 @@ def test_four_dns_servers_in_their_own_socket_models():
     stat = rs.output.partition("@@stat@@")[2].partition("@@")[0]
     assert "@@ready@@" in rs.output, rs.output[-3000:]
     for name in DNS_SERVERS:
-        rows = [r for r in stat_of(stat, name[:3]) if r["PATH"] == "ring"]
-        assert sum(r["RX_RING"] for r in rows) >= N_EACH, (name, stat)
-        assert sum(r["TX_RING"] for r in rows) >= N_EACH, (name, stat)
+        rows = [r for r in stat_rows(stat, name[:3], prefix=True) if r["PATH"] == "ring"]
+        assert sum(int(r["RX_RING"]) for r in rows) >= N_EACH, (name, stat)
+        assert sum(int(r["TX_RING"]) for r in rows) >= N_EACH, (name, stat)
         # the engine spread the queries (a new source port each) over both
         # members of the group
-        assert len([r for r in rows if r["RX_RING"] > 0]) >= 2, (name, stat)
+        assert len([r for r in rows if int(r["RX_RING"]) > 0]) >= 2, (name, stat)
