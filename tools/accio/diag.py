@@ -1,6 +1,7 @@
 """What is kept of a run and what explains a guest that hung: the console
 logs, the kernel's symbols, and the diagnostics the host collects over QMP
 and the serial console."""
+import importlib.util
 import os
 import re
 import shlex
@@ -8,6 +9,33 @@ import time
 
 from . import config
 from .qmp import QMP
+
+
+def _regs():
+    """The register map's generated Python constants
+    (hardware/generated/accio_regs.py)."""
+    path = os.path.join(config.ROOT, "hardware", "generated", "accio_regs.py")
+    spec = importlib.util.spec_from_file_location("accio_regs", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def nic_counters(qmp):
+    """The NIC's registers from RX_FRAMES on (its statistics, then its
+    timing), read over QMP from the stopped machine: 'name=value' for each
+    one that is not 0. Reading them has no side effect."""
+    regs = _regs()
+    first = regs.NIC["RX_FRAMES"][0]
+    out = []
+    for name, (off, _) in sorted(regs.NIC.items(), key=lambda kv: kv[1][0]):
+        if off < first:
+            continue
+        text = qmp.hmp(f"xp /1gx {regs.NIC_BASE + off:#x}")
+        m = re.search(r":\s*(0x[0-9a-fA-F]+)", text)
+        if m and int(m.group(1), 16):
+            out.append(f"{name.lower()}={int(m.group(1), 16)}")
+    return " ".join(out) or "all 0"
 
 
 def load_symbols(path=None):
@@ -99,6 +127,10 @@ def diagnose(guest, reason):
         # Stop the harts so that their pcs are exact, read them, go on.
         qmp.cmd("stop")
         all_regs = qmp.hmp("info registers -a")
+        try:
+            nic = nic_counters(qmp)
+        except (OSError, ValueError, KeyError) as e:
+            nic = f"not read: {e}"
         qmp.cmd("cont")
         parts.append("-- harts (QEMU)\n" + harts_summary(all_regs, load_symbols()))
         regs = all_regs
@@ -106,6 +138,7 @@ def diagnose(guest, reason):
         if path:
             parts.append("-- Accio uncore (QEMU)\n"
                          + qmp.cmd("qom-get", path=path, property="state").rstrip())
+        parts.append("-- NIC statistics and timing registers (QEMU)\n" + nic)
         parts.append("-- network (QEMU)\n" + qmp.hmp("info network").rstrip())
     except (OSError, ValueError) as e:
         parts.append(f"QMP: {e}")

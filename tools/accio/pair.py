@@ -3,6 +3,7 @@ on QEMU dgram netdevs or on the lockstep wire of accio cluster's hub."""
 import os
 import time
 
+from . import diag
 from .config import AccioError, Machine
 from .host import free_udp_port
 from .machine import END_RE, Session
@@ -11,6 +12,17 @@ PAIR_NET = {"server": ("10.0.3.1/24", "52:54:00:ac:c1:01"),
             "client": ("10.0.3.2/24", "52:54:00:ac:c1:02")}
 # what run_pair sets for each SoC itself
 OWN_FIELDS = ("wire", "mac", "cmdline_extra", "pcap")
+
+
+def server_diagnosis(srv):
+    """The server SoC's side of a client that did not finish: its
+    diagnostics (diag.diagnose) while it still runs, kept in its own log."""
+    if srv.guest.proc.poll() is not None:
+        return f"-- the server SoC had ended (QEMU exit {srv.guest.proc.returncode})"
+    text = srv.guest.diagnose("its client SoC did not finish")
+    console = srv.guest.console()
+    path = diag.write_log(f"{srv.stamp}-server.log", srv.command, srv.cmd, console, text)
+    return f"-- the server SoC (log: {path})\n{text}\nserver console tail:\n{console[-3000:]}"
 
 
 def run_pair(server, client, *, machine=None, timeout=600, verbose=False, add=(), pkgs=(),
@@ -68,7 +80,10 @@ def run_pair(server, client, *, machine=None, timeout=600, verbose=False, add=()
             if role == "server" and lockstep is None and not sess[role].started(timeout):
                 raise AccioError("the server SoC did not start its command:\n" +
                                  sess[role].guest.console()[-3000:])
-        rc = sess["client"].finish(timeout, "last-run-client.log")
+        try:
+            rc = sess["client"].finish(timeout, "last-run-client.log")
+        except AccioError as e:
+            raise AccioError(f"{e}\n{server_diagnosis(sess['server'])}") from None
         deadline = time.monotonic() + grace
         srv = sess["server"]
         while srv.guest.proc.poll() is None and END_RE.search(srv.guest.console()) is None \
