@@ -150,9 +150,9 @@ def test_a_waiting_thread_beside_other_clients_yields_in_place():
     clients on hart 1 against the wire peer 20 us away: with yielding on,
     fewer than one round trip in ten sleeps (voluntary switches); with
     yield=0 nearly every one does. Beside a CPU-bound loop the client's
-    waits sleep, so that its wake-up preempts the loop. With
-    a peer slower than the hart's turn (2 ms) a yield finds nothing, and
-    the next waits sleep: two clients on one hart keep it mostly idle."""
+    waits sleep, so that its wake-up preempts the loop. With a peer slower
+    than the hart's turn (2 ms), two clients on one hart lose nothing
+    (what they cost: test_a_halt_ends_within_halt_us_beside_a_slow_peer)."""
     param = "/sys/module/accio_ict/parameters/yield"
     n = 300
     multi = (f"taskset 2 env {PRELOAD} udp_multi -T 8 -o /tmp/pp -n {n} -m 64 -p 7 -t 1000 "
@@ -176,13 +176,35 @@ def test_a_waiting_thread_beside_other_clients_yields_in_place():
     waits = accio_stats(runs["hog"])[0]["waits"]
     assert int(hog_run["ctx_voluntary"]) >= 0.8 * waits >= 0.8 * n, runs["hog"]
     # a slow peer: two clients on hart 1, the peer 2 ms away
-    slow = (f"taskset 2 env {PRELOAD} udp_multi -T 2 -o /tmp/pp -n 200 -m 64 -p 7 -t 1000 "
-            "> /dev/null 2>&1; cat /tmp/pp.* | grep -E '^(lost|cpu_busy_pct)='")
-    r = accio.run(slow, icount=4, wire="echo:2000000", timeout=TIMEOUT)
+    r = accio.run(SLOW_PEER, icount=4, wire="echo:2000000", timeout=TIMEOUT)
     assert r.rc == 0, r.output + r.console[-2000:]
     assert re.findall(r"^lost=(\d+)$", r.output, re.M) == ["0", "0"], r.output
-    busy = [float(x) for x in re.findall(r"^cpu_busy_pct=([\d.]+)$", r.output, re.M)]
-    assert len(busy) == 2 and max(busy) < 10, r.output
+
+
+# two clients (one process, two threads) on hart 1, the wire peer 2 ms away
+SLOW_PEER = (f"taskset 2 env {PRELOAD} udp_multi -T 2 -o /tmp/pp -n 200 -m 64 -p 7 -t 1000 "
+             "> /dev/null 2>&1; cat /tmp/pp.* | grep -E '^(lost|cpu_self_us|elapsed_us)='")
+
+
+@pytest.mark.xfail(strict=True, reason="a halt ends at the hart's next interrupt, not after "
+                   "halt_us: accio_halt() arms no timer for its deadline")
+def test_a_halt_ends_within_halt_us_beside_a_slow_peer():
+    """A halt lasts at most halt_us (100 us); one that runs out makes the
+    row's next eight waits sleep, so that a connection whose peer answers
+    slowly does not hold its hart (accio_ict.c, "Halting in place"). Two
+    clients on hart 1, the peer 2 ms away: their process's CPU time (the
+    scheduler's, exact) stays under a tenth of the run, as it does with
+    halt_us=0 (40 ms of an 800 ms run). It does not yet: the halt's
+    deadline is looked at only when an interrupt wakes the hart, so each
+    halt lasts until the reply or the tick comes, and the process takes
+    355 ms. (udp_pingpong's cpu_busy_pct, sampled by the 4 ms tick, saw
+    under 1 % or 22 % of the harts busy, by the phase of the tick.)"""
+    r = accio.run(SLOW_PEER, icount=4, wire="echo:2000000", timeout=TIMEOUT)
+    assert r.rc == 0, r.output + r.console[-2000:]
+    assert re.findall(r"^lost=(\d+)$", r.output, re.M) == ["0", "0"], r.output
+    cpu = max(float(x) for x in re.findall(r"^cpu_self_us=([\d.]+)$", r.output, re.M))
+    run = max(float(x) for x in re.findall(r"^elapsed_us=(\d+)$", r.output, re.M))
+    assert cpu < 0.1 * run, r.output
 
 
 def test_a_cpu_bound_task_keeps_its_share_beside_accelerated_clients():
