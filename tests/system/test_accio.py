@@ -193,8 +193,9 @@ def test_a_halt_ends_within_halt_us_beside_a_slow_peer():
     row's next eight waits sleep, so that a connection whose peer answers
     slowly does not hold its hart (accio_ict.c, "Halting in place"). Two
     clients on hart 1, the peer 2 ms away: their process's CPU time (the
-    scheduler's, exact) stays under a tenth of the run, as it does with
-    halt_us=0 (40 ms of an 800 ms run). It does not yet: the halt's
+    scheduler's run time, exact, which charges a halt to its thread, while
+    the tick accounts it idle) stays under a tenth of the run, as it does
+    with halt_us=0 (40 ms of an 800 ms run). It does not yet: the halt's
     deadline is looked at only when an interrupt wakes the hart, so each
     halt lasts until the reply or the tick comes, and the process takes
     355 ms. (udp_pingpong's cpu_busy_pct, sampled by the 4 ms tick, saw

@@ -43,7 +43,9 @@ def run_pair(server, client, *, machine=None, timeout=600, verbose=False, add=()
     repeats exactly from run to run. The server's command then starts at
     about the client's, so a client must wait for its server (retry()).
     pcap_dir: each SoC's wire, captured in virtual time, in
-    pcap_dir/server.pcap and pcap_dir/client.pcap."""
+    pcap_dir/server.pcap and pcap_dir/client.pcap.
+    A client that passes timeout raises AccioError with its diagnostics and
+    the server SoC's (server_diagnosis)."""
     own = [f for f in OWN_FIELDS if f in fields]
     if own:
         raise TypeError(f"run_pair() sets {', '.join(own)} itself")
