@@ -186,20 +186,18 @@ SLOW_PEER = (f"taskset 2 env {PRELOAD} udp_multi -T 2 -o /tmp/pp -n 200 -m 64 -p
              "> /dev/null 2>&1; cat /tmp/pp.* | grep -E '^(lost|cpu_self_us|elapsed_us)='")
 
 
-@pytest.mark.xfail(strict=True, reason="a halt ends at the hart's next interrupt, not after "
-                   "halt_us: accio_halt() arms no timer for its deadline")
 def test_a_halt_ends_within_halt_us_beside_a_slow_peer():
-    """A halt lasts at most halt_us (100 us); one that runs out makes the
-    row's next eight waits sleep, so that a connection whose peer answers
-    slowly does not hold its hart (accio_ict.c, "Halting in place"). Two
-    clients on hart 1, the peer 2 ms away: their process's CPU time (the
-    scheduler's run time, exact, which charges a halt to its thread, while
-    the tick accounts it idle) stays under a tenth of the run, as it does
-    with halt_us=0 (40 ms of an 800 ms run). It does not yet: the halt's
-    deadline is looked at only when an interrupt wakes the hart, so each
-    halt lasts until the reply or the tick comes, and the process takes
-    355 ms. (udp_pingpong's cpu_busy_pct, sampled by the 4 ms tick, saw
-    under 1 % or 22 % of the harts busy, by the phase of the tick.)"""
+    """A halt that runs out of its halt_us budget (100 us), or that is
+    woken past it, makes the row's next eight waits sleep, so that a connection whose peer answers slowly does
+    not hold its hart (accio_ict.c, "Halting in place"). Two clients on
+    hart 1, the peer 2 ms away: their process's CPU time (the scheduler's
+    run time, exact, which charges a halt to its thread, while the tick
+    accounts it idle) stays under a tenth of the run, as it does with
+    halt_us=0 (40 ms of an 800 ms run). Without the check on waking past
+    the budget, each halt lasted until the reply or the tick came, and the
+    process took 355 ms. (udp_pingpong's cpu_busy_pct, sampled by the 4 ms
+    tick, saw under 1 % or 22 % of the harts busy, by the phase of the
+    tick.)"""
     r = accio.run(SLOW_PEER, icount=4, wire="echo:2000000", timeout=TIMEOUT)
     assert r.rc == 0, r.output + r.console[-2000:]
     assert re.findall(r"^lost=(\d+)$", r.output, re.M) == ["0", "0"], r.output

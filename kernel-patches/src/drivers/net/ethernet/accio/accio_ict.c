@@ -1278,6 +1278,12 @@ static bool accio_halt(struct accio_row *row, struct accio_wait *w)
 	writeq(accio_accel(current), hart_reg(ict, h, ACCIO_UNCORE_HART_ACCEL));
 	WRITE_ONCE(current->accio_halted, 0);
 	local_irq_enable();
+	/* Woken past its budget (no interrupt came sooner): it ran out too.
+	 * No timer bounds a single halt - arming one on every halt costs more
+	 * than it saves - but the row's next waits then sleep.
+	 */
+	if (!expired && get_cycles() >= end)
+		expired = true;
 	if (expired) {
 		row->halts_expired++;
 		row->halt_skip = 8;
