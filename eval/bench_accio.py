@@ -19,8 +19,10 @@ reply, whatever the peer and the wire cost.
 --icount runs the guest in deterministic virtual time (every instruction
 advances the clock by 2^SHIFT ns, idle time skipped): processing time then
 counts executed instructions, independent of the host's speed and load.
-Without it the guest runs in real time (QEMU TCG); CPU is then the busy
-share of all 4 harts from /proc/stat. Prints a Markdown table.
+Without it the guest runs in real time (QEMU TCG). CPU is the client's own
+CPU time per round trip (udp_pingpong's cpu_self_us, the scheduler's exact
+run time, which charges a halt in place to the thread), not the harts' busy
+share from /proc/stat, which the 4 ms tick samples. Prints a Markdown table.
 """
 import argparse
 import os
@@ -81,17 +83,22 @@ def main():
                   f"{L.get('rtt_hw_avg_us')} / {R.get('rtt_hw_avg_us')} / {M.get('rtt_hw_avg_us')} |")
         return
     print(f"{a.count} round trips per cell; guest wall clock (QEMU TCG, real time); "
-          "CPU = busy share of 4 harts\n")
+          "CPU = the client's CPU time per round trip\n")
     print("| size (B) | RTT p50 / p99 (µs): Linux | Accio ring | Accio MMIO | "
-          "processing p50 (µs) L / ring / MMIO | CPU % L / ring / MMIO | Accio paths |")
+          "processing p50 (µs) L / ring / MMIO | CPU per round trip (µs) L / ring / MMIO | Accio paths |")
     print("|---|---|---|---|---|---|---|")
     for s in sizes:
         L, R, M = (runs[(m, s)] for m, _ in MODES)
         print(f"| {s} | {cell(L, 'rtt_p50_us', 'rtt_p99_us')} | {cell(R, 'rtt_p50_us', 'rtt_p99_us')} "
               f"| {cell(M, 'rtt_p50_us', 'rtt_p99_us')} "
               f"| {L.get('proc_p50_us')} / {R.get('proc_p50_us')} / {M.get('proc_p50_us')} "
-              f"| {L['cpu_busy_pct']} / {R['cpu_busy_pct']} / {M['cpu_busy_pct']} "
+              f"| {cpu_per_rt(L, a.count)} / {cpu_per_rt(R, a.count)} / {cpu_per_rt(M, a.count)} "
               f"| {R.get('path', '?')}; {M.get('path', '?')} |")
+
+
+def cpu_per_rt(r, count):
+    """The client's CPU time per measured round trip, in µs."""
+    return f"{float(r['cpu_self_us']) / count:.1f}" if "cpu_self_us" in r else "?"
 
 
 if __name__ == "__main__":
