@@ -26,6 +26,11 @@ class McUdp:
     def __init__(self, port, host="127.0.0.1"):
         self.addr = (host, port)
         self.s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        # Connected: the kernel passes only the server's datagrams. On a
+        # host where other tests' QEMUs forward ports of 127.0.0.1, a late
+        # datagram meant for a closed socket that had this one's port would
+        # otherwise be read as memcached's.
+        self.s.connect(self.addr)
         self.rid = random.randrange(1 << 16)
         self.bad = 0            # datagrams whose frame or reply did not parse
         self.bad_seen = []      # (sender, first bytes) of the first few of them
@@ -35,7 +40,10 @@ class McUdp:
         return self.rid
 
     def send(self, rid, cmd):
-        self.s.sendto(HDR.pack(rid, 0, 1, 0) + cmd, self.addr)
+        try:
+            self.s.send(HDR.pack(rid, 0, 1, 0) + cmd)
+        except ConnectionRefusedError:
+            pass                # an earlier datagram's ICMP error: as lost
 
     def request(self, cmd, timeout=0.5, tries=20):
         """One command, resent until its whole reply is here; returns the reply."""
@@ -49,6 +57,11 @@ class McUdp:
                 try:
                     data, sender = self.s.recvfrom(65536)
                 except socket.timeout:
+                    break
+                except ConnectionRefusedError:
+                    # nothing listens on the port yet (a connected socket
+                    # gets the ICMP error): as a request without a reply
+                    time.sleep(max(end - time.monotonic(), 0))
                     break
                 if len(data) < HDR.size:
                     self.bad += 1
@@ -119,7 +132,7 @@ def load(port, seconds=5.0, window=4, keys=64, size=32, warm=True):
             break
         try:
             data = c.s.recv(65536)
-        except BlockingIOError:
+        except (BlockingIOError, ConnectionRefusedError):
             time.sleep(0)
             continue
         rid = HDR.unpack_from(data)[0] if len(data) >= HDR.size else None
