@@ -24,6 +24,7 @@
 #include <netinet/udp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -1200,6 +1201,58 @@ static void *cancel_victim(void *arg)
 	return NULL;	/* the call returned: not cancelled */
 }
 
+/*
+ * A cancel already pending when the thread enters a receive or a send: the
+ * call ends the thread before it takes or sends anything, though a
+ * datagram waits for it. The thread disables cancellation, sees the
+ * datagram come (the receive), is cancelled, enables cancellation again
+ * (which does not act on it) and makes its call.
+ */
+static int pending_stage;
+
+static void *pending_victim(void *arg)
+{
+	const char *call = arg;
+	int old;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	if (!strcmp(call, "recv"))
+		readable(cancel_sock, 3000);
+	__atomic_store_n(&pending_stage, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&pending_stage, __ATOMIC_ACQUIRE) != 2)
+		sched_yield();
+	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
+	pthread_cleanup_push(cancel_cleanup, NULL);
+	if (!strcmp(call, "recv"))
+		recv(cancel_sock, buf, sizeof(buf), 0);
+	else
+		send(cancel_sock, out, 40, 0);
+	pthread_cleanup_pop(0);
+	return NULL;	/* the call returned: not cancelled */
+}
+
+static void cancel_pending(const char *call)
+{
+	char name[64];
+	struct timespec until;
+	void *res = NULL;
+	pthread_t t;
+	int r, before = cancel_cleaned;
+
+	snprintf(name, sizeof(name), "cancel-pending-%s", call);
+	__atomic_store_n(&pending_stage, 0, __ATOMIC_RELAXED);
+	pthread_create(&t, NULL, pending_victim, (void *)call);
+	while (__atomic_load_n(&pending_stage, __ATOMIC_ACQUIRE) != 1)
+		sched_yield();
+	pthread_cancel(t);
+	__atomic_store_n(&pending_stage, 2, __ATOMIC_RELEASE);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	r = pthread_timedjoin_np(t, &res, &until);
+	report(name, r ? -1 : 0, r, "cancelled=%d cleanup=%d", res == PTHREAD_CANCELED,
+	       cancel_cleaned - before);
+}
+
 static void cancellation(void)
 {
 	struct timespec until;
@@ -1237,6 +1290,19 @@ static void cancellation(void)
 
 		report("cancel-recv-after", r, errno, "same=%d", r == 90 && !memcmp(buf, out, 90));
 	}
+	/* the datagram the cancelled receive found is still there; the
+	 * cancelled send sent nothing (its echo never comes)
+	 */
+	fill(out, 70, 19);
+	CASE("cancel-send-pending", send(cancel_sock, out, 70, 0), "%s", "");
+	cancel_pending("recv");
+	cancel_pending("send");
+	{
+		long r = recv(cancel_sock, buf, sizeof(buf), 0);
+
+		report("cancel-pending-kept", r, errno, "same=%d", r == 70 && !memcmp(buf, out, 70));
+	}
+	report("cancel-pending-sent-nothing", 0, 0, "readable=%d", readable(cancel_sock, 500));
 	close(cancel_sock);
 	close(pfd[0]);
 	close(pfd[1]);

@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <endian.h>		/* byte order inline: musl's ntohl is a call */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <time.h>		/* before linux/errqueue.h */
@@ -510,6 +511,33 @@ int conn_wait(struct conn *c, int dir, uint32_t need, uint64_t deadline)
 	if (dir != ACCIO_WAIT_RX)
 		return accio_row_wait(c->r.fd, dir, need, timeout_ms);
 	return CANCELLABLE(accio_row_wait(c->r.fd, dir, need, timeout_ms));
+}
+
+#ifdef ACCIO_SHARED
+int accio_cancels;
+
+/* The C library's pthread_cancel(), after the flag the fast paths look at. */
+int pthread_cancel(pthread_t t)
+{
+	static int (*real)(pthread_t);
+	int (*f)(pthread_t) = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+
+	if (!f) {
+		f = (int (*)(pthread_t))dlsym(RTLD_NEXT, "pthread_cancel");
+		if (!f)
+			return ENOSYS;
+		__atomic_store_n(&real, f, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&accio_cancels, 1, __ATOMIC_SEQ_CST);
+	return f(t);
+}
+#else
+int accio_cancels = 1;	/* linked statically: the C library's own call */
+#endif
+
+void cancel_point(void)
+{
+	pthread_testcancel();
 }
 
 int cancel_async(void)

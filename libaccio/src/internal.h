@@ -333,6 +333,23 @@ HIDDEN int conn_wait(struct conn *c, int dir, uint32_t need, uint64_t deadline);
  * where the library holds no lock of its own (a ring's, the table's).
  */
 HIDDEN int cancel_async(void);		/* returns the type to restore */
+/*
+ * A pending cancel at a call's entry. The receives and sends are
+ * cancellation points: a thread that pthread_cancel() reached ends when it
+ * enters one, before it takes or sends anything, though a datagram waits
+ * in its ring. The library's fast paths make no system call there, so they
+ * look themselves - once the process has cancelled a thread: libaccio's
+ * pthread_cancel() sets accio_cancels before it cancels (the shared
+ * builds); linked statically, the library looks at every call. One load
+ * and a branch on the fast path until then.
+ */
+HIDDEN extern int accio_cancels;
+HIDDEN void cancel_point(void);
+#define CANCELS() __builtin_expect(__atomic_load_n(&accio_cancels, __ATOMIC_RELAXED), 0)
+#define CANCEL_POINT() do {						\
+	if (CANCELS())							\
+		cancel_point();						\
+} while (0)
 HIDDEN void cancel_restore(int type);	/* keeps errno */
 #define CANCELLABLE(call) ({					\
 	int type_ = cancel_async();				\

@@ -146,7 +146,8 @@ int shutdown(int fd, int how)
 	return r;
 }
 
-ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
+/* sendmsg() past its cancellation point: sendmmsg() looks once for all */
+static ssize_t sendmsg_on(int fd, const struct msghdr *m, int flags)
 {
 	struct conn *c = (flags & MSG_MORE) ? more_leaves_row(fd) : conn_use(fd, 1);
 
@@ -155,12 +156,20 @@ ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
 	return conn_sendmsg(c, fd, m, flags);
 }
 
+ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
+{
+	CANCEL_POINT();
+	return sendmsg_on(fd, m, flags);
+}
+
 static __attribute__((noinline)) ssize_t
 sendto_slow(int fd, const void *buf, size_t len, int flags,
 	    const struct sockaddr *to, socklen_t tolen)
 {
-	struct conn *c = (flags & MSG_MORE) ? more_leaves_row(fd) : conn_use(fd, 1);
+	struct conn *c;
 
+	CANCEL_POINT();
+	c = (flags & MSG_MORE) ? more_leaves_row(fd) : conn_use(fd, 1);
 	if (!c)
 		return kernel_io(fd, 1, CANCELLABLE(syscall(SYS_sendto, fd, buf, len, flags,
 							     to, tolen)));
@@ -172,7 +181,8 @@ ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 {
 	struct conn *c = conn_fast(fd);
 
-	if (c && !(flags & MSG_MORE))
+	/* a leaf but for the general path, which looks for a cancel too */
+	if (c && !(flags & MSG_MORE) && !CANCELS())
 		return conn_send(c, fd, buf, len, flags, to, tolen);
 	return sendto_slow(fd, buf, len, flags, to, tolen);
 }
@@ -184,8 +194,10 @@ ssize_t send(int fd, const void *buf, size_t len, int flags)
 
 static __attribute__((noinline)) ssize_t write_slow(int fd, const void *buf, size_t len)
 {
-	struct conn *c = conn_use(fd, 1);
+	struct conn *c;
 
+	CANCEL_POINT();
+	c = conn_use(fd, 1);
 	if (!c)
 		return kernel_io(fd, 1, CANCELLABLE(syscall(SYS_write, fd, buf, len)));
 	return conn_send(c, fd, buf, len, 0, NULL, 0);
@@ -195,7 +207,7 @@ ssize_t write(int fd, const void *buf, size_t len)
 {
 	struct conn *c = conn_fast(fd);
 
-	if (c)
+	if (c && !CANCELS())
 		return conn_send(c, fd, buf, len, 0, NULL, 0);
 	return write_slow(fd, buf, len);
 }
@@ -232,8 +244,10 @@ static __attribute__((noinline)) ssize_t recvmsg_slow(int fd, struct msghdr *m, 
 	return conn_recv(c, &a);
 }
 
-/* The general path in its own function: the common one saves no registers. */
-ssize_t recvmsg(int fd, struct msghdr *m, int flags)
+/* recvmsg() past its cancellation point: recvmmsg() looks once for all.
+ * The general path in its own function: the common one saves no registers.
+ */
+static inline ssize_t recvmsg_on(int fd, struct msghdr *m, int flags)
 {
 	struct conn *c = conn_fast(fd);
 	struct rx_args a;
@@ -244,10 +258,16 @@ ssize_t recvmsg(int fd, struct msghdr *m, int flags)
 	return conn_recv(c, &a);
 }
 
+ssize_t recvmsg(int fd, struct msghdr *m, int flags)
+{
+	CANCEL_POINT();
+	return recvmsg_on(fd, m, flags);
+}
+
 ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
 		 struct sockaddr *from, socklen_t *fromlen)
 {
-	struct conn *c = conn_fast(fd);
+	struct conn *c;
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct rx_args a = {
 		.fd = fd, .iov = &iov, .iovcnt = 1, .flags = flags,
@@ -255,6 +275,8 @@ ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
 		.fromlen = from ? fromlen : NULL,
 	};
 
+	CANCEL_POINT();
+	c = conn_fast(fd);
 	if (!c && !(c = conn_use_slow(fd)))
 		return kernel_io(fd, 0, CANCELLABLE(syscall(SYS_recvfrom, fd, buf, len, flags,
 							     from, fromlen)));
@@ -268,10 +290,12 @@ ssize_t recv(int fd, void *buf, size_t len, int flags)
 
 ssize_t read(int fd, void *buf, size_t len)
 {
-	struct conn *c = conn_fast(fd);
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct rx_args a = { .fd = fd, .iov = &iov, .iovcnt = 1 };
+	struct conn *c;
 
+	CANCEL_POINT();
+	c = conn_fast(fd);
 	if (!c && !(c = conn_use_slow(fd)))
 		return kernel_io(fd, 0, CANCELLABLE(syscall(SYS_read, fd, buf, len)));
 	return conn_recv(c, &a);
@@ -528,6 +552,7 @@ int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, MMSG_FLAGS flags,
 	int f = (int)flags & ~MSG_WAITFORONE;
 	ssize_t r;
 
+	CANCEL_POINT();
 	if (!conn_use(fd, 0)) {
 		mmsg_clear_pads(v, n);
 		return kernel_io_n(fd, 0, CANCELLABLE(syscall(SYS_recvmmsg, fd, v, n, flags, tmo)));
@@ -535,7 +560,7 @@ int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, MMSG_FLAGS flags,
 	if (tmo)
 		deadline = now_us() + tmo->tv_sec * 1000000ull + tmo->tv_nsec / 1000;
 	for (i = 0; i < n; i++) {
-		r = recvmsg(fd, &v[i].msg_hdr, f);
+		r = recvmsg_on(fd, &v[i].msg_hdr, f);
 		if (r < 0)
 			return i ? (int)i : -1;
 		v[i].msg_len = r;
@@ -552,12 +577,13 @@ int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, MMSG_FLAGS flags)
 	unsigned int i;
 	ssize_t r;
 
+	CANCEL_POINT();
 	if (!conn_use(fd, 1)) {
 		mmsg_clear_pads(v, n);
 		return kernel_io_n(fd, 1, CANCELLABLE(syscall(SYS_sendmmsg, fd, v, n, flags)));
 	}
 	for (i = 0; i < n; i++) {
-		r = sendmsg(fd, &v[i].msg_hdr, (int)flags);
+		r = sendmsg_on(fd, &v[i].msg_hdr, (int)flags);
 		if (r < 0)
 			return i ? (int)i : -1;
 		v[i].msg_len = r;

@@ -399,6 +399,13 @@ def test_posix_calls_return_what_linux_returns():
                  "select", "pselect", "epoll_wait", "read-pipe", "poll-pipe"):
         assert f"cancel-{call} ret=0 errno=- cancelled=1 cleanup=1" in linux, call
     assert "cancel-recv-after ret=90 errno=- same=1" in linux, linux
+    # a cancel pending at a receive that finds a datagram, and at a send:
+    # the thread ends before the call takes or sends anything
+    for line in ("cancel-pending-recv ret=0 errno=- cancelled=1 cleanup=1",
+                 "cancel-pending-send ret=0 errno=- cancelled=1 cleanup=1",
+                 "cancel-pending-kept ret=70 errno=- same=1",
+                 "cancel-pending-sent-nothing ret=0 errno=- readable=0"):
+        assert line in linux, line
     # signal-driven I/O: a datagram raises SIGIO (POLLIN), O_ASYNC set by
     # F_SETFL and by FIOASYNC; with it off, round trips as before
     for line in ("sigio-raised ret=0 errno=- pollin=1", "sigio-recv ret=70 errno=- same=1",
@@ -456,8 +463,10 @@ def test_posix_calls_return_what_linux_returns():
             c["rx_ring"] == 1 and c["tx_ring"] + c["tx_mmio"] == 1 and c["rx_kernel"] == 0
             for c in sigio), (name, sigio)
         # the cancelled threads slept in the row's wait: the socket kept its
-        # row throughout, its one echo came through the ring
-        assert len(cancel) == 1 and cancel[0]["rx_ring"] == 1 and \
+        # row throughout, its two echoes came through the ring, and the
+        # send cancelled at its entry sent nothing
+        assert len(cancel) == 1 and cancel[0]["rx_ring"] == 2 and \
+            cancel[0]["tx_ring"] + cancel[0]["tx_mmio"] == 2 and \
             cancel[0]["rx_kernel"] == 0 and cancel[0]["waits"] >= 6, (name, cancel)
         # The wildcard sockets' control messages came from the ring: every
         # echo of the IP_PKTINFO and the timestamp sockets went through it
