@@ -188,13 +188,14 @@ SLOW_PEER = (f"taskset 2 env {PRELOAD} udp_multi -T 2 -o /tmp/pp -n 200 -m 64 -p
 
 def test_a_halt_ends_within_halt_us_beside_a_slow_peer():
     """A halt that runs out of its halt_us budget (100 us), or that is
-    woken past it, makes the row's next eight waits sleep, so that a connection whose peer answers slowly does
-    not hold its hart (accio_ict.c, "Halting in place"). Two clients on
-    hart 1, the peer 2 ms away: their process's CPU time (the scheduler's
-    run time, exact, which charges a halt to its thread, while the tick
-    accounts it idle) stays under a tenth of the run, as it does with
-    halt_us=0 (40 ms of an 800 ms run). Without the check on waking past
-    the budget, each halt lasted until the reply or the tick came, and the
+    woken past it, makes the row's next waits sleep (8, doubling up to 64
+    while halts keep running out), so that a connection whose peer answers
+    slowly does not hold its hart (accio_ict.c, "Halting in place"). Two
+    clients on hart 1, the peer 2 ms away: their process's CPU time (the
+    scheduler's run time, exact, which charges a halt to its thread, while
+    the tick accounts it idle) stays under a tenth of the run: 39 ms of an
+    800 ms run, 29 ms with halt_us=0. Without the check on waking past the
+    budget, each halt lasted until the reply or the tick came, and the
     process took 355 ms. (udp_pingpong's cpu_busy_pct, sampled by the 4 ms
     tick, saw under 1 % or 22 % of the harts busy, by the phase of the
     tick.)"""

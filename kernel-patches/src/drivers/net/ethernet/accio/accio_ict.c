@@ -135,6 +135,7 @@ struct accio_row {
 	u32 rx_bytes, tx_bytes;
 	u8 prio;
 	unsigned int halt_skip;		/* waits left to sleep before halting again */
+	unsigned int halt_backoff;	/* halt_skip after the next halt that runs out */
 	u64 halts, halts_expired;
 	unsigned int yield_skip;	/* waits left to sleep before yielding again */
 	u64 yields, yields_missed;
@@ -1212,13 +1213,17 @@ static int accio_arm_ready(struct accio_row *row, const struct accio_wait *w)
  * The interrupt is then taken as usual; its handler finds the row's thread
  * already running. Whatever else wants the hart ends the halt too (a task
  * woken here sets need_resched, a signal, the tick), and the thread then
- * sleeps the usual way. A halt lasts at most halt_us; one that runs out
- * makes the next eight waits of the row sleep at once, so a connection
- * whose peer answers slowly does not hold its hart. halt_us=0 turns it off.
+ * sleeps the usual way. A halt has a budget of halt_us, looked at when
+ * something wakes the hart (no timer is armed for it: arming one on every
+ * halt costs more than it saves). One that runs out, or is woken past it,
+ * makes the row's next waits sleep at once - eight, then twice as many
+ * after each further one that runs out, up to 64, and eight again after
+ * a halt that ends in time - so a connection whose peer answers slowly
+ * does not hold its hart. halt_us=0 turns halting off.
  */
 static unsigned int accio_halt_us = 100;
 module_param_named(halt_us, accio_halt_us, uint, 0644);
-MODULE_PARM_DESC(halt_us, "longest halt in place of a waiting thread, in us (0: always sleep)");
+MODULE_PARM_DESC(halt_us, "budget of a halt in place of a waiting thread, in us (0: always sleep)");
 
 static bool accio_halt(struct accio_row *row, struct accio_wait *w)
 {
@@ -1286,7 +1291,10 @@ static bool accio_halt(struct accio_row *row, struct accio_wait *w)
 		expired = true;
 	if (expired) {
 		row->halts_expired++;
-		row->halt_skip = 8;
+		row->halt_skip = max(row->halt_backoff, 8U);
+		row->halt_backoff = min(row->halt_skip * 2, 64U);
+	} else {
+		row->halt_backoff = 8;
 	}
 	return w->ready;
 }
@@ -1304,8 +1312,8 @@ static bool accio_halt(struct accio_row *row, struct accio_wait *w)
  * when its turn comes. Beside any other task (a CPU-bound loop) it sleeps
  * as before, so that its wake-up preempts that task
  * (accio_sched_yield()). Nothing there (a peer slower than the turn)
- * makes the row's next eight waits sleep at once, as an expired halt does,
- * so a thread that would find nothing does not keep its hart busy.
+ * makes the row's next eight waits sleep at once, as a first halt that
+ * runs out does, so a thread that would find nothing does not keep its hart busy.
  * yield=0 (module parameter) turns it off.
  */
 static bool accio_yield_on = true;
