@@ -33,7 +33,7 @@ class McUdp:
         self.s.connect(self.addr)
         self.rid = random.randrange(1 << 16)
         self.bad = 0            # datagrams whose frame or reply did not parse
-        self.bad_seen = []      # (sender, first bytes) of the first few of them
+        self.bad_seen = []      # the first bytes of the first few of them
 
     def _next_id(self):
         self.rid = (self.rid + 1) & 0xFFFF
@@ -55,7 +55,7 @@ class McUdp:
             while time.monotonic() < end:
                 self.s.settimeout(max(end - time.monotonic(), 0.001))
                 try:
-                    data, sender = self.s.recvfrom(65536)
+                    data = self.s.recv(65536)
                 except socket.timeout:
                     break
                 except ConnectionRefusedError:
@@ -66,7 +66,7 @@ class McUdp:
                 if len(data) < HDR.size:
                     self.bad += 1
                     if len(self.bad_seen) < 8:
-                        self.bad_seen.append((sender, data[:16]))
+                        self.bad_seen.append(data[:16])
                     continue
                 r, seq, n, _ = HDR.unpack_from(data)
                 if r != rid:

@@ -152,7 +152,7 @@ def test_a_waiting_thread_beside_other_clients_yields_in_place():
     yield=0 nearly every one does. Beside a CPU-bound loop the client's
     waits sleep, so that its wake-up preempts the loop. With a peer slower
     than the hart's turn (2 ms), two clients on one hart lose nothing
-    (what they cost: test_a_halt_ends_within_halt_us_beside_a_slow_peer)."""
+    (what they cost: test_halts_beside_a_slow_peer_cost_a_tenth_of_the_run)."""
     param = "/sys/module/accio_ict/parameters/yield"
     n = 300
     multi = (f"taskset 2 env {PRELOAD} udp_multi -T 8 -o /tmp/pp -n {n} -m 64 -p 7 -t 1000 "
@@ -186,7 +186,7 @@ SLOW_PEER = (f"taskset 2 env {PRELOAD} udp_multi -T 2 -o /tmp/pp -n 200 -m 64 -p
              "> /dev/null 2>&1; cat /tmp/pp.* | grep -E '^(lost|cpu_self_us|elapsed_us)='")
 
 
-def test_a_halt_ends_within_halt_us_beside_a_slow_peer():
+def test_halts_beside_a_slow_peer_cost_a_tenth_of_the_run():
     """A halt that runs out of its halt_us budget (100 us), or that is
     woken past it, makes the row's next waits sleep (8, doubling up to 64
     while halts keep running out), so that a connection whose peer answers

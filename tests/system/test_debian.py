@@ -225,7 +225,8 @@ def test_memcached_over_udp_with_and_without_libaccio():
     assert r.rc == 0 and "plain=0" in r.output and "accio=0" in r.output, \
         r.output + r.console[-2000:]
     assert [p for p, _, _, _ in result] == [0, 1], result
-    # (bad: datagrams too short for memcached's header; seen: their senders)
+    # (bad: the server's datagrams too short for memcached's header; seen:
+    # their first bytes)
     for phase, st, bad, seen in result:
         assert st["requests"] > 100 and st["wrong"] == 0 and bad == 0, (phase, st, seen)
     (s,) = accio_stats(r.output)
