@@ -12,7 +12,8 @@ usage: python3 eval/bench_cluster.py [--quick] [--max-nodes N] [--json FILE]
    (lookahead twice that); idle: both sleep (2.5 us links). The wall time
    of the synchronised phase (from the NICs' enable to the end: the boots
    before it are not synchronised) and of the whole run, the ratios, and
-   the wall time one barrier costs.
+   the wall time one barrier costs; three rounds of every configuration
+   (one with --quick), medians and the ratios' range.
 2. Scaling: N = 2, 4, 8, 16, 32 (--max-nodes) SoCs, one server (udp_echo) and
    N-1 clients that each count to 2000 in a shell loop and then run 20 round trips
    to it. Wall time, wall per node (ideal: flat, as the host's 2 cores do
@@ -137,21 +138,30 @@ def pipe(blocks):
 
 def _waits(stats):
     """A SoC's mean share of the synchronised phase spent waiting at the
-    shared barrier, the sleeps among all waits, and all SoCs' waits by
-    length ({"under 8 us", "8 to 64 us", "64 us or more": count})."""
+    shared barrier, the sleeps among all waits, all SoCs' waits by length
+    ({"under 8 us", "8 to 64 us", "64 us or more": count}), and the share
+    of the SoCs' barriers they took inside their slack (after a whole
+    translation block, before the barrier's timer was due)."""
     w = stats.get("barrier_waits")
     if not w:
-        return None, None, None
+        return None, None, None, None
     share = sum(x["wait_s"] for x in w.values()) / len(w) / stats["lockstep_wall_s"]
     by = {"under 8 us": 0, "8 to 64 us": 0, "64 us or more": 0}
     for x in w.values():
         for k, n in x["under_us"].items():
             us = int(k) if k != "more" else 1 << 20
             by["under 8 us" if us <= 8 else "8 to 64 us" if us <= 64 else "64 us or more"] += n
-    return round(share, 3), sum(x["sleeps"] for x in w.values()), by
+    slack = sum(x.get("in_slack", 0) for x in w.values()) / len(w) / max(stats["barriers"], 1)
+    return round(share, 3), sum(x["sleeps"] for x in w.values()), by, round(slack, 3)
 
 
-def sync_overhead(loop, blocks, sleep_s, lats):
+def _median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def sync_overhead(loop, blocks, sleep_s, lats, repeats=1):
     """Lockstep wall over unsynchronised wall for two SoCs at each link
     latency (the lookahead is twice it): busy (a shell loop on one hart),
     pipe (both harts busy, a stream hashed) and idle (at the first
@@ -165,42 +175,78 @@ def sync_overhead(loop, blocks, sleep_s, lats):
     same in both); ratio_free: the whole run against two QEMUs started
     apart by accio run (whose wall also holds the initrds' making, which
     the cluster's does not). The shared barrier's rows also say how long a
-    SoC waited there for the other, and its waits by length."""
+    SoC waited there for the other, its waits by length, and the share of
+    its barriers it took inside their slack.
+
+    The same work takes from 0.8x to 1.3x its median wall time on this
+    host from one run to the next, so each configuration runs `repeats`
+    times, the rounds one after another (every configuration once, then
+    again): a row has the medians, its ratios are the medians of the
+    rounds' own ratios (a lockstep run against the unsynchronised run of
+    its round), and ratio_min and ratio_max their range."""
     out = []
     for kind, cmd, kl in (("busy", busy(loop), lats), ("pipe", pipe(blocks), lats),
                           ("idle", f"sleep {sleep_s}; echo slept", lats[:1])):
-        free = free_pair(cmd)
-        apart = {}
-        for socs in (2, 1) if kind != "idle" else (2,):
-            r, _ = run_cluster(topo([node(x, cmd) for x in "ab"[:socs]],
-                                    defaults=f"latency_ns = {APART_NS}"))
-            assert all(x.rc == 0 for x in r.results.values()), r.results
-            apart[socs] = (r.wall_s, r.stats["lockstep_wall_s"])
-        print(f"[cluster] sync {kind}: apart {apart}, free {free:.2f} s", flush=True)
         barriers = ("shared", "hub", "alone") if kind != "idle" else ("shared", "hub")
-        for lat, barrier in ((lat, b) for lat in kl for b in barriers):
+        confs = [(lat, b) for lat in kl for b in barriers]
+        rounds = []
+        for rep in range(repeats):
+            rnd = {"free": free_pair(cmd), "apart": {}, "runs": {}}
+            for socs in (2, 1) if kind != "idle" else (2,):
+                r, _ = run_cluster(topo([node(x, cmd) for x in "ab"[:socs]],
+                                        defaults=f"latency_ns = {APART_NS}"))
+                assert all(x.rc == 0 for x in r.results.values()), r.results
+                rnd["apart"][socs] = (r.wall_s, r.stats["lockstep_wall_s"])
+            print(f"[cluster] sync {kind} round {rep + 1}/{repeats}: apart {rnd['apart']}, "
+                  f"free {rnd['free']:.2f} s", flush=True)
+            for lat, barrier in confs:
+                socs = 1 if barrier == "alone" else 2
+                t = topo([node(x, cmd) for x in "ab"[:socs]], defaults=f"latency_ns = {lat}")
+                r, _ = run_cluster(t, shared_barrier=barrier != "hub")
+                assert all(x.rc == 0 for x in r.results.values()), r.results
+                rnd["runs"][lat, barrier] = r
+                print(f"[cluster] sync {kind} {lat} ns {barrier}: "
+                      f"{r.stats['lockstep_wall_s']} s", flush=True)
+            rounds.append(rnd)
+        for lat, barrier in confs:
             socs = 1 if barrier == "alone" else 2
-            t = topo([node(x, cmd) for x in "ab"[:socs]], defaults=f"latency_ns = {lat}")
-            r, _ = run_cluster(t, shared_barrier=barrier != "hub")
-            assert all(x.rc == 0 for x in r.results.values()), r.results
+            runs = [x["runs"][lat, barrier] for x in rounds]
+            phase = [x.stats["lockstep_wall_s"] for x in runs]
+            whole = [x.wall_s for x in runs]
+            a_run = [x["apart"][socs][0] for x in rounds]
+            a_sync = [x["apart"][socs][1] for x in rounds]
+            ratios = [p / a for p, a in zip(phase, a_sync)]
+            r = runs[0]
+            # the rounds repeat the same virtual run: the same barriers
+            assert len({(x.stats["barriers"], x.stats["end_ns"]) for x in runs}) == 1, \
+                [(x.stats["barriers"], x.stats["end_ns"]) for x in runs]
             virt = (r.stats["end_ns"] - r.stats["start_ns"]) / 1e9
-            share, sleeps, by = _waits(r.stats) if socs == 2 else (None, None, None)
-            a_run, a_sync = apart[socs]
-            out.append({"kind": kind, "barrier": barrier, "socs": socs,
+            waits = [_waits(x.stats) for x in runs] if socs == 2 else []
+            have = [w for w in waits if w[0] is not None]
+            share = round(_median(w[0] for w in have), 3) if have else None
+            sleeps = _median(w[1] for w in have) if have else None
+            by = ({k: _median(w[2][k] for w in have) for k in have[0][2]} if have else None)
+            slack = round(_median(w[3] for w in have), 3) if have else None
+            free = [x["free"] for x in rounds]
+            out.append({"kind": kind, "barrier": barrier, "socs": socs, "repeats": repeats,
                         "waiting_share": share, "sleeps": sleeps, "waits_by_length": by,
+                        "in_slack_share": slack,
                         "barriers_with_hub": r.stats["barriers_with_hub"],
                         "link_ns": lat, "lookahead_ns": 2 * lat,
-                        "lockstep_wall_s": r.stats["lockstep_wall_s"],
-                        "apart_lockstep_wall_s": a_sync,
-                        "ratio": round(r.stats["lockstep_wall_s"] / a_sync, 2),
-                        "run_wall_s": round(r.wall_s, 2), "apart_run_wall_s": round(a_run, 2),
-                        "ratio_run": round(r.wall_s / a_run, 2),
-                        "free_wall_s": round(free, 2) if socs == 2 else None,
-                        "ratio_free": round(r.wall_s / free, 2) if socs == 2 else None,
+                        "lockstep_wall_s": round(_median(phase), 3),
+                        "apart_lockstep_wall_s": round(_median(a_sync), 3),
+                        "ratio": round(_median(ratios), 2),
+                        "ratio_min": round(min(ratios), 2), "ratio_max": round(max(ratios), 2),
+                        "run_wall_s": round(_median(whole), 2),
+                        "apart_run_wall_s": round(_median(a_run), 2),
+                        "ratio_run": round(_median(w / a for w, a in zip(whole, a_run)), 2),
+                        "free_wall_s": round(_median(free), 2) if socs == 2 else None,
+                        "ratio_free": (round(_median(w / f for w, f in zip(whole, free)), 2)
+                                       if socs == 2 else None),
                         "barriers": r.stats["barriers"],
                         "skips": r.stats["skips"], "lockstep_virtual_s": round(virt, 3),
                         "wall_per_barrier_us": round(
-                            1e6 * r.stats["lockstep_wall_s"] / max(r.stats["barriers"], 1), 1)})
+                            1e6 * _median(phase) / max(r.stats["barriers"], 1), 1)})
             print(f"[cluster] sync {out[-1]}", flush=True)
     return out
 
@@ -397,7 +443,12 @@ def load_star():
 
 def report(res):
     again = res.get("again", {})
-    lines = [f"`{v['command']}` ran again at commit {v['commit']}: its table comes from "
+    reps = max((r.get("repeats", 1) for r in res["sync"]), default=1)
+    lines = []
+    if reps > 1:
+        lines += [f"Sync overhead: each configuration ran {reps} times, in rounds; the medians, "
+                  "and the ratio's range over the rounds in brackets.", ""]
+    lines += [f"`{v['command']}` ran again at commit {v['commit']}: its table comes from "
              f"that run, the others from `{res['command']}` at commit {res['commit']}."
              for v in again.values()]
     lines += [""] if lines else []
@@ -405,8 +456,9 @@ def report(res):
              "100 ms lookahead (s) | **ratio** | whole run (s) | the same, 100 ms lookahead (s) "
              "| ratio | QEMUs apart (s) | ratio | barriers (skips) | of them with the hub | "
              "virtual time in lockstep (s) | wall per barrier (us) | a SoC waiting: share of "
-             "the phase | its waits under 8 us / 8 to 64 us / longer (sleeps) |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|"]
+             "the phase | its waits under 8 us / 8 to 64 us / longer (sleeps) | its barriers "
+             "taken inside the slack |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---:|"]
     where_is = {"shared": "shared memory", "hub": "through the hub",
                 "alone": "shared memory, one SoC alone"}
     what = {"busy": "busy (shell loop, 1 hart)", "pipe": "busy (dd | md5sum, 2 harts)",
@@ -418,13 +470,18 @@ def report(res):
         by = (" / ".join(str(n) for n in by.values()) + f" ({r['sleeps']})") if by else ""
         free = (f"{r['free_wall_s']} | {r['ratio_free']}" if r.get("free_wall_s") is not None
                 else " | ")
+        spread = (f" ({r['ratio_min']} to {r['ratio_max']})"
+                  if r.get("repeats", 1) > 1 else "")
+        slack = (f"{100 * r['in_slack_share']:.0f} %"
+                 if r.get("in_slack_share") is not None else "")
         lines.append(f"| {r.get('socs', 2)}, {what[r['kind']]} | {r['link_ns'] / 1e3:g} us "
                      f"({r['lookahead_ns'] / 1e3:g} us) "
                      f"| {where} | {r['lockstep_wall_s']} | {r['apart_lockstep_wall_s']} | "
-                     f"**{r['ratio']}** | {r['run_wall_s']} | {r['apart_run_wall_s']} | "
+                     f"**{r['ratio']}**{spread} | {r['run_wall_s']} | {r['apart_run_wall_s']} | "
                      f"{r['ratio_run']} | {free} | "
                      f"{r['barriers']} ({r['skips']}) | {r['barriers_with_hub']} | "
-                     f"{r['lockstep_virtual_s']} | {r['wall_per_barrier_us']} | {share} | {by} |")
+                     f"{r['lockstep_virtual_s']} | {r['wall_per_barrier_us']} | {share} | {by} "
+                     f"| {slack} |")
     lines += ["", "| SoCs | wall (s) | wall per SoC (s) | vs 2 | barriers | lockstep slowdown "
               "(wall / virtual) | peak memory of all QEMUs (MiB) |",
               "|---:|---:|---:|---:|---:|---:|---:|"]
@@ -521,7 +578,8 @@ def plot(res, path):
 MAX_NODES = 32
 PARTS = {
     "sync": lambda q: sync_overhead(3000 if q else 10000, 800 if q else 2000, 1 if q else 2,
-                                    [2500, 50000] if q else [2500, 10000, 50000]),
+                                    [2500, 50000] if q else [2500, 10000, 50000],
+                                    1 if q else 3),
     "scaling": lambda q: scaling([n for n in (2, 4, 8, 16, 32) if n <= MAX_NODES][:2 if q else 5],
                                  1000 if q else 2000),
     "scaling_share": lambda q: scaling_share([n for n in (2, 4, 8, 16) if n <= MAX_NODES]

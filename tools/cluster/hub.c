@@ -714,7 +714,9 @@ static uint64_t shm_barrier(void)
 /*
  * stats.json's "barrier_waits": what each SoC's waits at the shared barrier
  * cost it, as it last arrived there (LsShmWaits); "under_us": the waits
- * under 1, 2, 4, ... us, "more" the longer ones.
+ * under 1, 2, 4, ... us, "more" the longer ones; "in_slack": the barriers
+ * it took inside their slack, "past_ns_max" the furthest past a barrier's
+ * time it took one.
  */
 static void write_waits(FILE *out)
 {
@@ -723,8 +725,10 @@ static void write_waits(FILE *out)
         LsShmWaits *w = &H.shm->node[i].waits;
 
         fprintf(out, "%s\n    \"%s\": {\"wait_s\": %.6f, \"waits\": %" PRIu64
-                ", \"sleeps\": %" PRIu64 ", \"under_us\": {", i ? "," : "",
-                H.fab.nodes[i].name, w->wait_ns / 1e9, w->waits, w->sleeps);
+                ", \"sleeps\": %" PRIu64 ", \"in_slack\": %" PRIu64
+                ", \"past_ns_max\": %" PRIu64 ", \"under_us\": {", i ? "," : "",
+                H.fab.nodes[i].name, w->wait_ns / 1e9, w->waits, w->sleeps,
+                w->in_slack, w->past_ns_max);
         for (int k = 0; k < LS_WAIT_BUCKETS; k++) {
             if (k < LS_WAIT_BUCKETS - 1) {
                 fprintf(out, "%s\"%d\": %" PRIu64, k ? ", " : "", 1 << k,
@@ -984,7 +988,7 @@ static void hub_run(void)
         }
         H.barriers++;
         H.joined++;
-        next = b + H.quantum;
+        next = b + ls_step_ns(H.quantum);
         if (ev_min > next) {
             next = ev_min < b + LS_SKIP_MAX_NS ? ev_min : b + LS_SKIP_MAX_NS;
             H.skips++;

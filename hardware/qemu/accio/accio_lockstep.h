@@ -41,6 +41,28 @@ enum {
 /* no two barriers further apart than this, even when every side sleeps */
 #define LS_SKIP_MAX_NS (100 * 1000000ull)
 
+/*
+ * A SoC takes the barrier at time b at b or up to its slack later: its harts
+ * end their turns after whole translation blocks once they are within the
+ * slack of the barrier's timer (which is due at b + slack), rather than in
+ * blocks cut to the exact instruction, translated anew for every length.
+ * The slack is a sixteenth of the lookahead, at most 2 us. Barriers are
+ * the lookahead less the slack apart, so a frame sent after a SoC took
+ * barrier b still reaches any NIC after that NIC took the next one. Both
+ * ends of a wire compute the next barrier with ls_step_ns().
+ */
+static inline uint64_t ls_slack_ns(uint64_t lookahead)
+{
+    uint64_t s = lookahead / 16;
+
+    return s < 2000 ? s : 2000;
+}
+
+static inline uint64_t ls_step_ns(uint64_t lookahead)
+{
+    return lookahead - ls_slack_ns(lookahead);
+}
+
 typedef struct {
     uint32_t type;
     uint32_t len;
@@ -139,11 +161,14 @@ static inline bool ls_wait_in(int fd, uint64_t spin_ns)
  * What a SoC's waits at the barrier cost it, kept in its place there for
  * the hub's stats: the wall time it waited for the others, the barriers
  * at which it was not the last to arrive, the waits that slept, and the
- * waits by length.
+ * waits by length. And where in their slack (ls_slack_ns) it took its
+ * barriers: how many inside it, at the end of a translation block before
+ * the timer's expiry, and the furthest past a barrier's time.
  */
 typedef struct {
     uint64_t wait_ns, waits, sleeps;
     uint64_t hist[LS_WAIT_BUCKETS];     /* [k]: under 2^k us, but the last */
+    uint64_t in_slack, past_ns_max;
 } LsShmWaits;
 
 /*

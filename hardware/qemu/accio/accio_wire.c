@@ -11,12 +11,16 @@
  * enable sends START and waits for the peer's: the first barrier is at the
  * later of the two times, which neither SoC has passed.
  *
- * Both clocks stop at the same barrier times. At a barrier each side sends
- * SYNC and reads the other's messages up to its SYNC; the frames are
- * delivered at t + latency, never before the barrier. The next barrier is
- * one latency later, or later still when neither side can do anything
- * sooner (a skip: idle SoCs do not pay a barrier per latency). A frame sent
- * after one barrier therefore reaches the peer at or after the next, which
+ * Both clocks stop at the same barriers: each at the barrier's time b or
+ * within its slack after it, where the running harts end their turns after
+ * whole translation blocks (ls_slack_ns; the barrier's timer is due at b
+ * plus the slack and may run early, icount_parallel_slack_timer). At a
+ * barrier each side sends SYNC and reads the other's messages up to its
+ * SYNC; the frames are delivered at t + latency, never before the barrier.
+ * The next barrier is one latency less the slack later (ls_step_ns), or
+ * later still when neither side can do anything sooner (a skip: idle SoCs
+ * do not pay a barrier per latency). A frame sent after a side took one
+ * barrier therefore reaches the peer after the peer took the next, which
  * is where the peer reads it: both SoCs see the same frames at the same
  * virtual times in every run, whatever the host's scheduling.
  *
@@ -222,6 +226,7 @@ static void ls_sync_timer(void *opaque)
     AccioLockstep *l = opaque;
     uint64_t mine = ls_own_next(l), theirs = UINT64_MAX;
     uint64_t recv_min = UINT64_MAX, ev, next;
+    uint64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     LsHeader h;
 
     /*
@@ -232,6 +237,11 @@ static void ls_sync_timer(void *opaque)
     if (qemu_shutdown_requested_get()) {
         ls_peer_gone(l, "this SoC powers off");
         return;
+    }
+    if (now > l->barrier) {
+        /* taken in the barrier's slack, after a whole translation block */
+        l->waits.in_slack += now < l->barrier + ls_slack_ns(l->latency);
+        l->waits.past_ns_max = MAX(l->waits.past_ns_max, now - l->barrier);
     }
     if (l->shm) {
         /* the others are met in memory; the far end only when it must */
@@ -282,7 +292,7 @@ agreed:
     l->barriers++;
     /* both sides compute the same next barrier from the same four times */
     ev = MIN(MIN(mine, theirs), MIN(l->sent_min, recv_min));
-    next = l->barrier + l->latency;
+    next = l->barrier + ls_step_ns(l->latency);
     if (ev > next) {
         next = MIN(ev, l->barrier + LS_SKIP_MAX_NS);
         l->skips++;
@@ -290,7 +300,7 @@ agreed:
     l->barrier = next;
     l->sent_min = UINT64_MAX;
     ls_arm_rx(l);
-    timer_mod(l->sync_timer, next);
+    timer_mod(l->sync_timer, next + ls_slack_ns(l->latency));
 }
 
 void accio_lockstep_start(AccioLockstep *l)
@@ -311,7 +321,7 @@ void accio_lockstep_start(AccioLockstep *l)
         return;
     }
     l->barrier = MAX(now, h.t);
-    timer_mod(l->sync_timer, l->barrier);
+    timer_mod(l->sync_timer, l->barrier + ls_slack_ns(l->latency));
 }
 
 void accio_lockstep_send(AccioLockstep *l, const uint8_t *buf, size_t len,
@@ -479,6 +489,7 @@ AccioLockstep *accio_lockstep_new(const char *spec, const char *shm_spec,
     l->sent_min = UINT64_MAX;
     g_queue_init(&l->pending);
     l->sync_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, ls_sync_timer, l);
+    icount_parallel_slack_timer(l->sync_timer, ls_slack_ns(latency_ns));
     l->rx_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, ls_rx_timer, l);
     return l;
 
@@ -498,6 +509,7 @@ void accio_lockstep_free(AccioLockstep *l)
     if (!l) {
         return;
     }
+    icount_parallel_slack_timer(NULL, 0);
     timer_free(l->sync_timer);
     timer_free(l->rx_timer);
     g_queue_clear_full(&l->pending, g_free);

@@ -35,7 +35,7 @@ typedef void AccioWireDeliver(void *opaque, const uint8_t *buf, size_t len,
 /*
  * @spec is "listen:PATH" or "connect:PATH" (a Unix stream socket): the two
  * QEMUs meet there at start-up. Needs -icount. Both clocks stop at common
- * barriers at most @latency_ns of virtual time apart, and a frame leaving
+ * barriers less than @latency_ns of virtual time apart, and a frame leaving
  * one NIC at t reaches the other at t + @latency_ns: the peer cannot have
  * passed that time yet, so both SoCs together repeat exactly from run to
  * run. Barriers are skipped while both SoCs are idle. At a barrier the
