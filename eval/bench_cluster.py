@@ -141,10 +141,15 @@ def _waits(stats):
     shared barrier, the sleeps among all waits, all SoCs' waits by length
     ({"under 8 us", "8 to 64 us", "64 us or more": count}), and the share
     of the SoCs' barriers they took inside their slack (after a whole
-    translation block, before the barrier's timer was due)."""
+    translation block, before the barrier's timer was due). And the
+    phase's wall time split in two factors: the SoCs' unequal work between
+    barriers (the sum over barriers of the longest run of any SoC between
+    two, over the run of the SoC that ran longest: what any conservative
+    synchronisation with this lookahead pays, barriers at no cost) and the
+    barriers' own cost (the phase's wall over that sum)."""
     w = stats.get("barrier_waits")
     if not w:
-        return None, None, None, None
+        return None, None, None, None, None
     share = sum(x["wait_s"] for x in w.values()) / len(w) / stats["lockstep_wall_s"]
     by = {"under 8 us": 0, "8 to 64 us": 0, "64 us or more": 0}
     for x in w.values():
@@ -152,7 +157,9 @@ def _waits(stats):
             us = int(k) if k != "more" else 1 << 20
             by["under 8 us" if us <= 8 else "8 to 64 us" if us <= 64 else "64 us or more"] += n
     slack = sum(x.get("in_slack", 0) for x in w.values()) / len(w) / max(stats["barriers"], 1)
-    return round(share, 3), sum(x["sleeps"] for x in w.values()), by, round(slack, 3)
+    bound = max(x["bound_s"] for x in w.values())
+    split = (bound / max(x["run_s"] for x in w.values()), stats["lockstep_wall_s"] / bound)
+    return round(share, 3), sum(x["sleeps"] for x in w.values()), by, round(slack, 3), split
 
 
 def _median(xs):
@@ -231,6 +238,8 @@ def sync_overhead(loop, blocks, sleep_s, lats, repeats=1):
             sleeps = _median(w[1] for w in have) if have else None
             by = ({k: _median(w[2][k] for w in have) for k in have[0][2]} if have else None)
             slack = round(_median(w[3] for w in have), 3) if have else None
+            unequal = round(_median(w[4][0] for w in have), 2) if have else None
+            barrier_cost = round(_median(w[4][1] for w in have), 2) if have else None
             free = [x["free"] for x in rounds]
             out.append({"kind": kind, "barrier": barrier, "socs": socs, "repeats": repeats,
                         "waiting_share": share, "sleeps": sleeps, "waits_by_length": by,
@@ -241,6 +250,7 @@ def sync_overhead(loop, blocks, sleep_s, lats, repeats=1):
                         "apart_lockstep_wall_s": round(_median(a_sync), 3),
                         "ratio": round(_median(ratios), 2),
                         "ratio_min": round(min(ratios), 2), "ratio_max": round(max(ratios), 2),
+                        "unequal_work": unequal, "barrier_cost": barrier_cost,
                         "run_wall_s": round(_median(whole), 2),
                         "apart_run_wall_s": round(_median(a_run), 2),
                         "ratio_run": round(_median(w / a for w, a in zip(whole, a_run)), 2),
@@ -457,12 +467,12 @@ def report(res):
              for v in again.values()]
     lines += [""] if lines else []
     lines += ["| SoCs | link (lookahead) | barrier | synchronised phase (s) | the same, "
-             "100 ms lookahead (s) | **ratio** | whole run (s) | the same, 100 ms lookahead (s) "
+             "100 ms lookahead (s) | **ratio** | the phase: unequal work x barriers | whole run (s) | the same, 100 ms lookahead (s) "
              "| ratio | QEMUs apart (s) | ratio | barriers (skips) | of them with the hub | "
              "virtual time in lockstep (s) | wall per barrier (us) | a SoC waiting: share of "
              "the phase | its waits under 8 us / 8 to 64 us / longer (sleeps) | its barriers "
              "taken inside the slack |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---:|"]
+             "|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---:|"]
     where_is = {"shared": "shared memory", "hub": "through the hub",
                 "alone": "shared memory, one SoC alone"}
     what = {"busy": "busy (shell loop, 1 hart)", "pipe": "busy (dd | md5sum, 2 harts)",
@@ -478,10 +488,12 @@ def report(res):
                   if r.get("repeats", 1) > 1 else "")
         slack = (f"{100 * r['in_slack_share']:.0f} %"
                  if r.get("in_slack_share") is not None else "")
+        split = (f"{r['unequal_work']} x {r['barrier_cost']}"
+                 if r.get("unequal_work") is not None else "")
         lines.append(f"| {r.get('socs', 2)}, {what[r['kind']]} | {r['link_ns'] / 1e3:g} us "
                      f"({r['lookahead_ns'] / 1e3:g} us) "
                      f"| {where} | {r['lockstep_wall_s']} | {r['apart_lockstep_wall_s']} | "
-                     f"**{r['ratio']}**{spread} | {r['run_wall_s']} | {r['apart_run_wall_s']} | "
+                     f"**{r['ratio']}**{spread} | {split} | {r['run_wall_s']} | {r['apart_run_wall_s']} | "
                      f"{r['ratio_run']} | {free} | "
                      f"{r['barriers']} ({r['skips']}) | {r['barriers_with_hub']} | "
                      f"{r['lockstep_virtual_s']} | {r['wall_per_barrier_us']} | {share} | {by} "

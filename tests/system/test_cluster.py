@@ -209,7 +209,9 @@ def test_the_shared_barrier_changes_nothing_but_the_wall_time(tmp_path):
     translation block, before the barrier's timer was due), none further
     past a barrier's time than the slack, a sixteenth of the lookahead,
     and one load from the uncore (whose stall can carry a hart past any
-    timer, icount_charge)."""
+    timer, icount_charge). And how long it ran between barriers, within
+    the sum over barriers of the longest run of any SoC, within the
+    phase."""
     topo = cluster.parse(STAR)
     runs = {}
     for shared in (True, False):
@@ -226,6 +228,12 @@ def test_the_shared_barrier_changes_nothing_but_the_wall_time(tmp_path):
             assert all(sum(x["under_us"].values()) == x["waits"] for x in w.values()), w
             assert all(0 < x["in_slack"] < r.stats["barriers"] for x in w.values()), w
             assert all(0 < x["past_ns_max"] <= SLACK_NS + CHARGE_NS for x in w.values()), w
+            # its runs between barriers, and their bound: the longest run of
+            # any SoC at each barrier, summed, which holds its own and is
+            # held in the phase, as are its runs and waits together
+            wall = r.stats["lockstep_wall_s"] * 1.01
+            assert all(0 < x["run_s"] <= x["bound_s"] <= wall for x in w.values()), w
+            assert all(x["run_s"] + x["wait_s"] <= wall for x in w.values()), w
         else:
             assert "barrier_waits" not in r.stats, r.stats
         for c in ("client1", "client2", "client3"):

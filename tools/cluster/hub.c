@@ -716,7 +716,9 @@ static uint64_t shm_barrier(void)
  * cost it, as it last arrived there (LsShmWaits); "under_us": the waits
  * under 1, 2, 4, ... us, "more" the longer ones; "in_slack": the barriers
  * it took inside their slack, "past_ns_max" the furthest past a barrier's
- * time it took one.
+ * time it took one; "run_s": the wall time it ran between barriers, and
+ * "bound_s" the sum over barriers of the longest such run of any SoC (the
+ * same for every SoC, up to the barrier each last arrived at).
  */
 static void write_waits(FILE *out)
 {
@@ -726,9 +728,11 @@ static void write_waits(FILE *out)
 
         fprintf(out, "%s\n    \"%s\": {\"wait_s\": %.6f, \"waits\": %" PRIu64
                 ", \"sleeps\": %" PRIu64 ", \"in_slack\": %" PRIu64
-                ", \"past_ns_max\": %" PRIu64 ", \"under_us\": {", i ? "," : "",
+                ", \"past_ns_max\": %" PRIu64 ", \"run_s\": %.6f"
+                ", \"bound_s\": %.6f, \"under_us\": {", i ? "," : "",
                 H.fab.nodes[i].name, w->wait_ns / 1e9, w->waits, w->sleeps,
-                w->in_slack, w->past_ns_max);
+                w->in_slack, w->past_ns_max, w->run_ns / 1e9,
+                w->bound_ns / 1e9);
         for (int k = 0; k < LS_WAIT_BUCKETS; k++) {
             if (k < LS_WAIT_BUCKETS - 1) {
                 fprintf(out, "%s\"%d\": %" PRIu64, k ? ", " : "", 1 << k,

@@ -163,12 +163,20 @@ static inline bool ls_wait_in(int fd, uint64_t spin_ns)
  * at which it was not the last to arrive, the waits that slept, and the
  * waits by length. And where in their slack (ls_slack_ns) it took its
  * barriers: how many inside it, at the end of a translation block before
- * the timer's expiry, and the furthest past a barrier's time.
+ * the timer's expiry, and the furthest past a barrier's time. And the wall
+ * time it ran between barriers (from leaving one to reaching the next),
+ * with, summed over the barriers, the longest such run of any SoC: the
+ * wall time a barrier that cost nothing would have taken. Over the run of
+ * the SoC that ran longest, that sum is what the SoCs' unequal work
+ * between barriers costs under any conservative synchronisation with this
+ * lookahead; the phase's wall time over it, what the barriers themselves
+ * cost (their waits' wake-ups, the hub's exchanges).
  */
 typedef struct {
     uint64_t wait_ns, waits, sleeps;
     uint64_t hist[LS_WAIT_BUCKETS];     /* [k]: under 2^k us, but the last */
     uint64_t in_slack, past_ns_max;
+    uint64_t run_ns, bound_ns;
 } LsShmWaits;
 
 /*
@@ -182,6 +190,7 @@ typedef struct {
     uint64_t gone;          /* 0, or the first barrier it is not at */
     uint64_t mine[2];       /* its SYNC at barrier g, in [g & 1] */
     uint32_t sent[2];       /* it sent a frame since the barrier before g */
+    uint64_t run[2];        /* the wall time it ran before reaching g */
     uint64_t b;             /* the time of its last barrier (for the hub) */
     uint64_t barriers;      /* barriers and skips it passed before it */
     uint64_t skips;
@@ -214,13 +223,14 @@ static inline void ls_shm_bump(LsShm *s)
 /* SoC @i reaches barrier @gen, at virtual time @b */
 static inline void ls_shm_arrive(LsShm *s, uint32_t i, uint64_t gen,
                                  uint64_t b, uint64_t mine, bool sent,
-                                 uint64_t barriers, uint64_t skips,
-                                 const LsShmWaits *w)
+                                 uint64_t run, uint64_t barriers,
+                                 uint64_t skips, const LsShmWaits *w)
 {
     LsShmNode *n = &s->node[i];
 
     n->mine[gen & 1] = mine;
     n->sent[gen & 1] = sent;
+    n->run[gen & 1] = run;
     n->b = b;
     n->barriers = barriers;
     n->skips = skips;
@@ -266,6 +276,24 @@ static inline bool ls_shm_all_in(LsShm *s, uint64_t gen)
         }
     }
     return true;
+}
+
+/*
+ * Once every SoC is at barrier @gen: the longest wall time any of them ran
+ * before reaching it.
+ */
+static inline uint64_t ls_shm_longest_run(LsShm *s, uint64_t gen)
+{
+    uint64_t m = 0;
+
+    for (uint32_t i = 0; i < s->nnodes; i++) {
+        if (ls_shm_at(s, i, gen)) {
+            uint64_t r = s->node[i].run[gen & 1];
+
+            m = r > m ? r : m;
+        }
+    }
+    return m;
 }
 
 /*

@@ -138,6 +138,7 @@ struct AccioLockstep {
     uint64_t gen;           /* the barriers it has reached there */
     uint64_t quiet;         /* barriers passed without the far end */
     LsShmWaits waits;       /* what its waits there cost */
+    struct timespec left;   /* when it left the last barrier there */
 };
 
 static bool ls_write(int fd, const void *buf, size_t n)
@@ -245,13 +246,21 @@ static void ls_sync_timer(void *opaque)
     }
     if (l->shm) {
         /* the others are met in memory; the far end only when it must */
-        uint64_t g = l->gen + 1;
+        uint64_t g = l->gen + 1, run = 0;
+        struct timespec t;
 
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (l->gen) {
+            run = ls_ns_between(&l->left, &t);
+            l->waits.run_ns += run;
+        }
         ls_shm_arrive(l->shm, l->shm_node, g, l->barrier, mine,
-                      l->sent_min != UINT64_MAX, l->barriers, l->skips,
+                      l->sent_min != UINT64_MAX, run, l->barriers, l->skips,
                       &l->waits);
         l->gen = g;
         ls_shm_wait(l->shm, g, l->spin_ns, &l->waits);
+        /* read before this SoC reaches g + 1, after which g's may change */
+        l->waits.bound_ns += ls_shm_longest_run(l->shm, g);
         if (ls_shm_quiet(l->shm, g, l->barrier, &theirs)) {
             l->quiet++;
             goto agreed;
@@ -301,6 +310,9 @@ agreed:
     l->sent_min = UINT64_MAX;
     ls_arm_rx(l);
     timer_mod(l->sync_timer, next + ls_slack_ns(l->latency));
+    if (l->shm) {
+        clock_gettime(CLOCK_MONOTONIC, &l->left);
+    }
 }
 
 void accio_lockstep_start(AccioLockstep *l)
