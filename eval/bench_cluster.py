@@ -113,10 +113,10 @@ def run_cluster(t, **kw):
     return r, rss.peak
 
 
-def free_pair(cmd):
+def free_pair(cmd, smp=2):
     """Wall time of two independent SoCs running cmd at the same time."""
     def one():
-        accio.run(cmd, smp=2, mem="512M", icount=4, wire="none")
+        accio.run(cmd, smp=smp, mem="512M", icount=4, wire="none")
     t0 = time.monotonic()
     th = [threading.Thread(target=one) for _ in range(2)]
     for x in th:
@@ -144,8 +144,8 @@ def _waits(stats):
     translation block, before the barrier's timer was due). And the
     phase's wall time split in two factors: the SoCs' unequal work between
     barriers (the sum over barriers of the longest run of any SoC between
-    two, over the run of the SoC that ran longest: what any conservative
-    synchronisation with this lookahead pays, barriers at no cost) and the
+    two, over the run of the SoC that ran longest: what synchronising at
+    barriers one lookahead apart pays, barriers at no cost) and the
     barriers' own cost (the phase's wall over that sum)."""
     w = stats.get("barrier_waits")
     if not w:
@@ -162,6 +162,20 @@ def _waits(stats):
     return round(share, 3), sum(x["sleeps"] for x in w.values()), by, round(slack, 3), split
 
 
+# barrier steps by which a SoC may run ahead of the slowest in the window
+# that the sync part computes from each run's trace
+LEADS = (1, 4)
+
+
+def _ahead(r, lead):
+    """A run's unequal work had its SoCs been let ahead of the slowest by
+    lead barrier steps (a window protocol whose lookahead is lead + 1 of
+    this run's steps, with a barrier at each step), waiting at no cost:
+    the wall of the traced runs so added up over the longest SoC's own."""
+    own = max(sum(x[1] for x in tr) for tr in r.barriers.values())
+    return cluster.window_wall(r.barriers, lead) / own
+
+
 def _median(xs):
     xs = sorted(xs)
     n = len(xs)
@@ -172,7 +186,8 @@ def sync_overhead(loop, blocks, sleep_s, lats, repeats=1):
     """Lockstep wall over unsynchronised wall for two SoCs at each link
     latency (the lookahead is twice it): busy (a shell loop on one hart),
     pipe (both harts busy, a stream hashed) and idle (at the first
-    latency). Each with the barrier in shared memory (the default on one
+    latency), and the stream hashed on one hart (pipe1, at the last
+    latency, shared barrier only). Each with the barrier in shared memory (the default on one
     host), with every barrier through the hub (as across hosts), and one
     SoC alone (the barrier's own cost, with nobody to wait for).
     Unsynchronised is the same cluster with 100 ms of lookahead. ratio:
@@ -183,7 +198,12 @@ def sync_overhead(loop, blocks, sleep_s, lats, repeats=1):
     apart by accio run (whose wall also holds the initrds' making, which
     the cluster's does not). The shared barrier's rows also say how long a
     SoC waited there for the other, its waits by length, and the share of
-    its barriers it took inside their slack.
+    its barriers it took inside their slack, and the ratio as three
+    factors: slower_work (the longest SoC's runs between barriers, summed,
+    over the unsynchronised twin's phase: its own work slowed by the
+    barriers' mechanics inside QEMU and by the host), unequal_work and
+    barrier_cost (_waits), with unequal_work_ahead what the unequal work
+    would be were a SoC let ahead of the slowest (_ahead).
 
     The same work takes from 0.8x to 1.3x its median wall time on this
     host from one run to the next, so each configuration runs `repeats`
@@ -193,24 +213,30 @@ def sync_overhead(loop, blocks, sleep_s, lats, repeats=1):
     ratios, and ratio_min and ratio_max their range."""
     out = []
     for kind, cmd, kl in (("busy", busy(loop), lats), ("pipe", pipe(blocks), lats),
+                          ("pipe1", pipe(blocks), lats[-1:]),
                           ("idle", f"sleep {sleep_s}; echo slept", lats[:1])):
-        barriers = ("shared", "hub", "alone") if kind != "idle" else ("shared", "hub")
+        barriers = {"idle": ("shared", "hub"), "pipe1": ("shared",)}.get(
+            kind, ("shared", "hub", "alone"))
+        smp = 1 if kind == "pipe1" else 2
+        extra = f"smp = {smp}\n" if smp != 2 else ""
         confs = [(lat, b) for lat in kl for b in barriers]
         rounds = []
         for rep in range(repeats):
-            rnd = {"free": free_pair(cmd), "apart": {}, "runs": {}}
+            rnd = {"free": free_pair(cmd, smp), "apart": {}, "runs": {}}
             print(f"[cluster] sync {kind} round {rep + 1}/{repeats}: "
                   f"free {rnd['free']:.2f} s", flush=True)
             for lat, barrier in confs:
                 # each lockstep run right after its unsynchronised twin: the
                 # host's speed drifts over minutes
                 socs = 1 if barrier == "alone" else 2
-                r, _ = run_cluster(topo([node(x, cmd) for x in "ab"[:socs]],
+                r, _ = run_cluster(topo([node(x, cmd, extra=extra) for x in "ab"[:socs]],
                                         defaults=f"latency_ns = {APART_NS}"))
                 assert all(x.rc == 0 for x in r.results.values()), r.results
                 rnd["apart"][lat, barrier] = (r.wall_s, r.stats["lockstep_wall_s"])
-                t = topo([node(x, cmd) for x in "ab"[:socs]], defaults=f"latency_ns = {lat}")
-                r, _ = run_cluster(t, shared_barrier=barrier != "hub")
+                t = topo([node(x, cmd, extra=extra) for x in "ab"[:socs]],
+                         defaults=f"latency_ns = {lat}")
+                r, _ = run_cluster(t, shared_barrier=barrier != "hub",
+                                   barrier_trace=barrier == "shared")
                 assert all(x.rc == 0 for x in r.results.values()), r.results
                 rnd["runs"][lat, barrier] = r
                 print(f"[cluster] sync {kind} {lat} ns {barrier}: "
@@ -239,6 +265,16 @@ def sync_overhead(loop, blocks, sleep_s, lats, repeats=1):
             by = ({k: _median(w[2][k] for w in have) for k in have[0][2]} if have else None)
             slack = round(_median(w[3] for w in have), 3) if have else None
             unequal = round(_median(w[4][0] for w in have), 2) if have else None
+            # the SoCs' own work, slower in lockstep than unsynchronised: the
+            # longest run between barriers over the twin's phase
+            slower = (round(_median(max(x["run_s"] for x in r_.stats["barrier_waits"].values())
+                                    / a for r_, a in zip(runs, a_sync)), 2)
+                      if have else None)
+            # the same traced runs with a SoC let ahead of the slowest by
+            # LEADS barrier steps (cluster.window_wall), over the run of the
+            # SoC that ran longest
+            ahead = ({lead: round(_median(_ahead(x, lead) for x in runs), 2) for lead in LEADS}
+                     if have and all(x.barriers for x in runs) else None)
             barrier_cost = round(_median(w[4][1] for w in have), 2) if have else None
             free = [x["free"] for x in rounds]
             out.append({"kind": kind, "barrier": barrier, "socs": socs, "repeats": repeats,
@@ -250,7 +286,9 @@ def sync_overhead(loop, blocks, sleep_s, lats, repeats=1):
                         "apart_lockstep_wall_s": round(_median(a_sync), 3),
                         "ratio": round(_median(ratios), 2),
                         "ratio_min": round(min(ratios), 2), "ratio_max": round(max(ratios), 2),
+                        "slower_work": slower,
                         "unequal_work": unequal, "barrier_cost": barrier_cost,
+                        "unequal_work_ahead": ahead,
                         "run_wall_s": round(_median(whole), 2),
                         "apart_run_wall_s": round(_median(a_run), 2),
                         "ratio_run": round(_median(w / a for w, a in zip(whole, a_run)), 2),
@@ -467,16 +505,19 @@ def report(res):
              for v in again.values()]
     lines += [""] if lines else []
     lines += ["| SoCs | link (lookahead) | barrier | synchronised phase (s) | the same, "
-             "100 ms lookahead (s) | **ratio** | the phase: unequal work x barriers | whole run (s) | the same, 100 ms lookahead (s) "
+             "100 ms lookahead (s) | **ratio** | the ratio: slower work x unequal work x "
+             "barriers | "
+             f"unequal work with a SoC {' / '.join(map(str, LEADS))} steps ahead | "
+             "whole run (s) | the same, 100 ms lookahead (s) "
              "| ratio | QEMUs apart (s) | ratio | barriers (skips) | of them with the hub | "
              "virtual time in lockstep (s) | wall per barrier (us) | a SoC waiting: share of "
              "the phase | its waits under 8 us / 8 to 64 us / longer (sleeps) | its barriers "
              "taken inside the slack |",
-             "|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---:|"]
+             "|---|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---:|"]
     where_is = {"shared": "shared memory", "hub": "through the hub",
                 "alone": "shared memory, one SoC alone"}
     what = {"busy": "busy (shell loop, 1 hart)", "pipe": "busy (dd | md5sum, 2 harts)",
-            "idle": "idle"}
+            "pipe1": "busy (dd | md5sum, 1 hart)", "idle": "idle"}
     for r in res["sync"]:
         where = where_is[r["barrier"]]
         share = f"{100 * r['waiting_share']:.0f} %" if r.get("waiting_share") is not None else ""
@@ -488,12 +529,14 @@ def report(res):
                   if r.get("repeats", 1) > 1 else "")
         slack = (f"{100 * r['in_slack_share']:.0f} %"
                  if r.get("in_slack_share") is not None else "")
-        split = (f"{r['unequal_work']} x {r['barrier_cost']}"
-                 if r.get("unequal_work") is not None else "")
+        split = (f"{r['slower_work']} x {r['unequal_work']} x {r['barrier_cost']}"
+                 if r.get("slower_work") is not None else "")
+        ahead = r.get("unequal_work_ahead")
+        ahead = " / ".join(str(ahead[k]) for k in sorted(ahead, key=int)) if ahead else ""
         lines.append(f"| {r.get('socs', 2)}, {what[r['kind']]} | {r['link_ns'] / 1e3:g} us "
                      f"({r['lookahead_ns'] / 1e3:g} us) "
                      f"| {where} | {r['lockstep_wall_s']} | {r['apart_lockstep_wall_s']} | "
-                     f"**{r['ratio']}**{spread} | {split} | {r['run_wall_s']} | {r['apart_run_wall_s']} | "
+                     f"**{r['ratio']}**{spread} | {split} | {ahead} | {r['run_wall_s']} | {r['apart_run_wall_s']} | "
                      f"{r['ratio_run']} | {free} | "
                      f"{r['barriers']} ({r['skips']}) | {r['barriers_with_hub']} | "
                      f"{r['lockstep_virtual_s']} | {r['wall_per_barrier_us']} | {share} | {by} "

@@ -386,9 +386,42 @@ class ClusterResult:
     stats: dict                 # the hub's counts (accio-switch's stats.json)
     wall_s: float
     ranks: int
+    barriers: dict = field(default_factory=dict)  # name -> read_barriers()
 
 
-def _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines, spin, shm):
+def read_barriers(path):
+    """A SoC's trace of the shared barrier (accio-nic.lockstep-trace): a
+    (b, run_ns, wait_ns) for each barrier it reached, in order: the
+    barrier's virtual time, the wall time the SoC ran since it left the
+    one before (0 at its first), the wall time it waited for the others."""
+    with open(path) as f:
+        return [tuple(int(x) for x in line.split()) for line in f if line.strip()]
+
+
+def window_wall(barriers, lead=0):
+    """The wall time in ns that the SoCs' traced runs between barriers
+    (read_barriers(), {name: [...]}) add up to when waiting costs nothing
+    and a SoC may begin the run that ends at a barrier once every other
+    has reached the barrier lead + 1 before it: lead 0 is the barrier (the
+    sum over barriers of the longest run), a larger lead a window protocol
+    that lets a SoC run that many barrier steps ahead of the slowest.
+    Barriers are matched by their virtual time; a SoC constrains the others
+    only at the barriers it reached."""
+    times = sorted({b for tr in barriers.values() for b, _, _ in tr})
+    idx = {b: k for k, b in enumerate(times)}
+    runs = {name: {idx[b]: run for b, run, _ in tr} for name, tr in barriers.items()}
+    fin = {name: {} for name in barriers}      # name -> {k: wall at reaching k}
+    for k in range(len(times)):
+        gate = max((f[k - 1 - lead] for f in fin.values() if k - 1 - lead in f), default=0)
+        for name, r in runs.items():
+            if k in r:
+                own = fin[name].get(k - 1, 0)
+                fin[name][k] = max(own, gate) + r[k]
+    return max((max(f.values()) for f in fin.values() if f), default=0)
+
+
+def _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines, spin, shm,
+                trace):
     """Each node's initrd (the image, its packages, its files, its command)
     and QEMU command line; its line of the plan."""
     for k, n in enumerate(topo.nodes):
@@ -405,6 +438,9 @@ def _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines, sp
         if timing is not None:
             cmd += accio.timing_qemu_args(timing)
         cmd += list(barrier_args(spin, shm, k))
+        if shm and trace:
+            cmd += ["-global", "accio-nic.lockstep-trace=" +
+                    os.path.join(run_dir, f"{n.name}.barriers")]
         argv = os.path.join(run_dir, f"{n.name}.argv")
         with open(argv, "wb") as f:
             f.write(b"".join(a.encode() + b"\0" for a in cmd))
@@ -440,11 +476,13 @@ def spin_ns(spin_us=None):
 
 
 def write_plan(topo, run_dir, ranks, pcap_dir=None, timing=None, grace=5, spin=0,
-               shared=True):
+               shared=True, trace=False):
     """The hub's plan, each node's QEMU command line and initrd; spin: the
     barriers' spin in ns (spin_ns()). shared: with one rank, the SoCs meet
     at every barrier in memory shared with the hub, which takes part only
-    where the network has something to do (accio_lockstep.h)."""
+    where the network has something to do (accio_lockstep.h). trace: with
+    the shared barrier, each SoC writes NAME.barriers in run_dir, a line
+    for each barrier (read_barriers())."""
     q = topo.quantum
     switch_idx = {s: k for k, s in enumerate(topo.switches)}
     node_idx = {n.name: k for k, n in enumerate(topo.nodes)}
@@ -462,7 +500,8 @@ def write_plan(topo, run_dir, ranks, pcap_dir=None, timing=None, grace=5, spin=0
         for n in topo.nodes:
             if n.pkgs and n.pkgs not in layers:
                 layers[n.pkgs] = accio.debian_layer(list(n.pkgs))
-        _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines, spin, shm)
+        _node_files(topo, run_dir, ranks, pcap_dir, timing, q, gw, layers, lines, spin, shm,
+                    trace)
     finally:
         for layer in layers.values():
             os.unlink(layer)
@@ -565,7 +604,8 @@ def _mpirun(hosts, ranks, nshosts=None):
 
 
 def run(topo, hosts=None, ns_hosts=0, pcap_dir=None, timing=None, keep=None,
-        verbose=False, mpi=False, run_dir=None, spin_us=None, shared_barrier=True):
+        verbose=False, mpi=False, run_dir=None, spin_us=None, shared_barrier=True,
+        barrier_trace=False):
     """Boot the topology's SoCs and run their commands; a ClusterResult.
 
     hosts: host names for mpirun (one rank each; the run directory must be
@@ -576,7 +616,9 @@ def run(topo, hosts=None, ns_hosts=0, pcap_dir=None, timing=None, keep=None,
     barrier's waits look before they sleep (default: spin_ns()).
     shared_barrier: on one host, the SoCs meet at every barrier in shared
     memory and the hub joins only where the network has work (False: every
-    barrier goes through the hub, as across hosts)."""
+    barrier goes through the hub, as across hosts). barrier_trace: with the
+    shared barrier, the result's .barriers has every SoC's barriers
+    (read_barriers())."""
     if shutil.which("mpirun") is None and (hosts or ns_hosts or mpi):
         raise AccioError("mpirun not found (Debian's openmpi-bin: make bootstrap)")
     if not os.path.exists(SWITCH_BIN):
@@ -594,7 +636,8 @@ def run(topo, hosts=None, ns_hosts=0, pcap_dir=None, timing=None, keep=None,
             hosts = ns.ips
         ranks = place(topo, hosts)
         plan = write_plan(topo, run_dir, ranks, pcap_dir, timing,
-                          spin=spin_ns(spin_us), shared=shared_barrier)
+                          spin=spin_ns(spin_us), shared=shared_barrier,
+                          trace=barrier_trace)
         nranks = len(hosts) if hosts else 1
         if hosts or mpi:
             cmd = _mpirun(hosts or ["localhost"], nranks, ns) + [SWITCH_BIN, plan]
@@ -647,7 +690,10 @@ def run(topo, hosts=None, ns_hosts=0, pcap_dir=None, timing=None, keep=None,
             results[n.name] = res
         with open(os.path.join(run_dir, "stats.json")) as f:
             stats = json.load(f)
-        return ClusterResult(results, stats, wall, nranks)
+        barriers = {n.name: read_barriers(os.path.join(run_dir, n.name + ".barriers"))
+                    for n in topo.nodes
+                    if os.path.exists(os.path.join(run_dir, n.name + ".barriers"))}
+        return ClusterResult(results, stats, wall, nranks, barriers)
     except AccioError:
         keep = keep or run_dir + "-failed"     # what went wrong stays to be read
         raise

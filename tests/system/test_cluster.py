@@ -195,6 +195,22 @@ def test_barrier_waits_look_then_sleep_by_default():
         cluster.spin_ns(spin_us=-1)
 
 
+def test_a_window_lets_a_soc_run_ahead_of_the_barrier():
+    """window_wall() adds traced runs up as the barriers would without
+    cost (each barrier waits for the longest run before it), and as a
+    window that lets a SoC run ahead: with two SoCs whose long runs
+    alternate, one barrier step of lead hides every short run behind the
+    other's long one, and no lead goes below the longest SoC's own sum."""
+    tr = {"a": [(10, 0, 5), (20, 100, 0), (30, 10, 90), (40, 100, 0), (50, 10, 50)],
+          "b": [(10, 0, 0), (20, 10, 90), (30, 100, 0), (40, 10, 90), (50, 60, 0)]}
+    assert cluster.window_wall(tr, 0) == 100 + 100 + 100 + 60
+    assert cluster.window_wall(tr, 1) == 220          # a's own 100+10+100+10
+    assert cluster.window_wall(tr, 9) == 220
+    # a SoC that joins late constrains the others only where it ran
+    late = {"a": tr["a"], "c": [(40, 0, 0), (50, 500, 0)]}
+    assert cluster.window_wall(late, 0) == 100 + 10 + 100 + 500
+
+
 @pytest.mark.slow
 def test_the_shared_barrier_changes_nothing_but_the_wall_time(tmp_path):
     """On one host the SoCs meet at every barrier in memory they share with
@@ -211,12 +227,15 @@ def test_the_shared_barrier_changes_nothing_but_the_wall_time(tmp_path):
     and one load from the uncore (whose stall can carry a hart past any
     timer, icount_charge). And how long it ran between barriers, within
     the sum over barriers of the longest run of any SoC, within the
-    phase."""
+    phase; each SoC's trace of its barriers (accio-nic.lockstep-trace)
+    adds up to the same runs and waits, and window_wall() over the traces
+    to the same sum."""
     topo = cluster.parse(STAR)
     runs = {}
     for shared in (True, False):
         d = tmp_path / str(shared)
-        r = cluster.run(topo, pcap_dir=str(d), shared_barrier=shared)
+        r = cluster.run(topo, pcap_dir=str(d), shared_barrier=shared,
+                        barrier_trace=shared)
         assert r.stats["shared_barrier"] is shared, r.stats
         if shared:
             w = r.stats["barrier_waits"]
@@ -234,8 +253,22 @@ def test_the_shared_barrier_changes_nothing_but_the_wall_time(tmp_path):
             wall = r.stats["lockstep_wall_s"] * 1.01
             assert all(0 < x["run_s"] <= x["bound_s"] <= wall for x in w.values()), w
             assert all(x["run_s"] + x["wait_s"] <= wall for x in w.values()), w
+            # the traces: a line a barrier, the same sums (the stats hold
+            # what a SoC said as it arrived at its last barrier, before
+            # that barrier's wait)
+            assert sorted(r.barriers) == sorted(w), r.barriers.keys()
+            for name, tr in r.barriers.items():
+                assert sum(1 for x in tr[:-1] if x[2]) == w[name]["waits"], name
+                assert abs(sum(x[1] for x in tr) / 1e9 - w[name]["run_s"]) < 1e-3, name
+                assert abs(sum(x[2] for x in tr[:-1]) / 1e9 - w[name]["wait_s"]) < 1e-3, name
+                assert [x[0] for x in tr] == sorted({x[0] for x in tr}), name
+            bound = max(x["bound_s"] for x in w.values())
+            assert abs(cluster.window_wall(r.barriers) / 1e9 - bound) < 0.01 * bound, bound
+            longest = max(x["run_s"] for x in w.values())
+            assert longest * 0.999 <= cluster.window_wall(r.barriers, 4) / 1e9 <= bound * 1.001
         else:
             assert "barrier_waits" not in r.stats, r.stats
+            assert r.barriers == {}, r.barriers.keys()
         for c in ("client1", "client2", "client3"):
             res = r.results[c]
             assert res.rc == 0, res.console[-3000:]

@@ -168,9 +168,10 @@ static inline bool ls_wait_in(int fd, uint64_t spin_ns)
  * with, summed over the barriers, the longest such run of any SoC: the
  * wall time a barrier that cost nothing would have taken. Over the run of
  * the SoC that ran longest, that sum is what the SoCs' unequal work
- * between barriers costs under any conservative synchronisation with this
- * lookahead; the phase's wall time over it, what the barriers themselves
- * cost (their waits' wake-ups, the hub's exchanges).
+ * between barriers costs when they meet at every barrier (a protocol that
+ * let a SoC run ahead of the slowest would pay less: cluster.py,
+ * window_wall); the phase's wall time over it, what the barriers
+ * themselves cost (their waits' wake-ups, the hub's exchanges).
  */
 typedef struct {
     uint64_t wait_ns, waits, sleeps;

@@ -1189,6 +1189,10 @@ static void accio_nic_realize(DeviceState *dev, Error **errp)
         if (!s->lockstep) {
             return;
         }
+        if (s->lockstep_trace && *s->lockstep_trace &&
+            !accio_lockstep_trace(s->lockstep, s->lockstep_trace, errp)) {
+            return;
+        }
     }
     object_property_add_uint64_ptr(OBJECT(s), "peer-answered",
                                    &s->peer_answered, OBJ_PROP_FLAG_READ);
@@ -1334,6 +1338,7 @@ static const Property accio_nic_properties[] = {
     DEFINE_PROP_STRING("lockstep-shm", AccioNICState, lockstep_shm),
     DEFINE_PROP_UINT64("lockstep-ns", AccioNICState, lockstep_ns, 5000),
     DEFINE_PROP_UINT64("lockstep-spin-ns", AccioNICState, lockstep_spin_ns, 0),
+    DEFINE_PROP_STRING("lockstep-trace", AccioNICState, lockstep_trace),
     DEFINE_PROP_LINK("engine", AccioNICState, engine, TYPE_ACCIO_PORT,
                      AccioPort *),
 };

@@ -139,6 +139,7 @@ struct AccioLockstep {
     uint64_t quiet;         /* barriers passed without the far end */
     LsShmWaits waits;       /* what its waits there cost */
     struct timespec left;   /* when it left the last barrier there */
+    FILE *trace;            /* a line for each barrier there, or NULL */
 };
 
 static bool ls_write(int fd, const void *buf, size_t n)
@@ -246,7 +247,7 @@ static void ls_sync_timer(void *opaque)
     }
     if (l->shm) {
         /* the others are met in memory; the far end only when it must */
-        uint64_t g = l->gen + 1, run = 0;
+        uint64_t g = l->gen + 1, run = 0, waited = l->waits.wait_ns;
         struct timespec t;
 
         clock_gettime(CLOCK_MONOTONIC, &t);
@@ -259,6 +260,10 @@ static void ls_sync_timer(void *opaque)
                       &l->waits);
         l->gen = g;
         ls_shm_wait(l->shm, g, l->spin_ns, &l->waits);
+        if (l->trace) {
+            fprintf(l->trace, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+                    l->barrier, run, l->waits.wait_ns - waited);
+        }
         /* read before this SoC reaches g + 1, after which g's may change */
         l->waits.bound_ns += ls_shm_longest_run(l->shm, g);
         if (ls_shm_quiet(l->shm, g, l->barrier, &theirs)) {
@@ -516,10 +521,29 @@ fail:
     return NULL;
 }
 
+bool accio_lockstep_trace(AccioLockstep *l, const char *path, Error **errp)
+{
+    if (!l->shm) {
+        error_setg(errp, "accio-nic: lockstep-trace needs lockstep-shm "
+                   "(it traces the shared barrier)");
+        return false;
+    }
+    l->trace = fopen(path, "w");
+    if (!l->trace) {
+        error_setg_errno(errp, errno, "accio-nic: lockstep-trace: cannot "
+                         "open %s", path);
+        return false;
+    }
+    return true;
+}
+
 void accio_lockstep_free(AccioLockstep *l)
 {
     if (!l) {
         return;
+    }
+    if (l->trace) {
+        fclose(l->trace);
     }
     icount_parallel_slack_timer(NULL, 0);
     timer_free(l->sync_timer);

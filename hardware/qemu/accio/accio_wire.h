@@ -49,6 +49,14 @@ AccioLockstep *accio_lockstep_new(const char *spec, const char *shm_spec,
                                   uint64_t latency_ns, uint64_t spin_ns,
                                   AccioWireDeliver *deliver, void *opaque,
                                   Error **errp);
+/*
+ * With the shared barrier (@shm_spec): write a line for every barrier this
+ * SoC reaches there to @path, "B RUN WAIT": the barrier's virtual time in
+ * ns, the wall time in ns it ran since it left the barrier before (0 at
+ * its first), and the wall time in ns it then waited there for the others.
+ * False (and @errp set) when @path cannot be opened.
+ */
+bool accio_lockstep_trace(AccioLockstep *l, const char *path, Error **errp);
 /* The NIC is enabled: the first call joins the peer's clock (blocks). */
 void accio_lockstep_start(AccioLockstep *l);
 /* A frame leaves this NIC at virtual time @t_ns. */
