@@ -236,7 +236,7 @@ def sync_overhead(loop, blocks, sleep_s, lats, repeats=1):
                 t = topo([node(x, cmd, extra=extra) for x in "ab"[:socs]],
                          defaults=f"latency_ns = {lat}")
                 r, _ = run_cluster(t, shared_barrier=barrier != "hub",
-                                   barrier_trace=barrier == "shared")
+                                   barrier_trace=barrier != "hub")
                 assert all(x.rc == 0 for x in r.results.values()), r.results
                 rnd["runs"][lat, barrier] = r
                 print(f"[cluster] sync {kind} {lat} ns {barrier}: "

@@ -1661,6 +1661,20 @@ def report_cluster(outdir, rel="results"):
             f"{best['ratio_run']}x over the whole runs, whose boots are not synchronised)"
             + (f"; with both harts of each SoC busy (dd | md5sum), {pipe[0]['ratio']}x and "
                f"{pipe[-1]['ratio']}x" if pipe else "") + ". "
+            + (f"At {best['lookahead_ns'] / 1e3:g} us the ratio is three factors: the SoCs' "
+               "own work, slower or not in lockstep (its runs between barriers against the "
+               "unsynchronised phase), their unequal work between barriers (each barrier "
+               "waits for the slower SoC's run: the sum of the longer runs over the longer "
+               "SoC's own sum) and the barriers' own cost (wake-ups, the hub): "
+               f"{best['slower_work']} x {best['unequal_work']} x {best['barrier_cost']} for "
+               "the shell loop"
+               + (f", {pipe[-1]['slower_work']} x {pipe[-1]['unequal_work']} x "
+                  f"{pipe[-1]['barrier_cost']} for dd | md5sum" if pipe and
+                  pipe[-1].get("slower_work") is not None else "")
+               + ". The unequal work is the guests' own: the two SoCs run different stretches "
+               "of the same programs, whose emulation costs different wall time per virtual "
+               "microsecond. "
+               if best.get("slower_work") is not None else "")
             + (f"One SoC alone, with nobody to wait for, takes {alone[0]['ratio']}x and "
                f"{alone[-1]['ratio']}x: that is the barrier's own cost (QEMU leaving its "
                "translated code after a whole block within the barrier's slack, then the "

@@ -45,6 +45,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
 import time
@@ -394,8 +395,9 @@ def read_barriers(path):
     (b, run_ns, wait_ns) for each barrier it reached, in order: the
     barrier's virtual time, the wall time the SoC ran since it left the
     one before (0 at its first), the wall time it waited for the others."""
-    with open(path) as f:
-        return [tuple(int(x) for x in line.split()) for line in f if line.strip()]
+    with open(path, "rb") as f:
+        data = f.read()
+    return [tuple(x) for x in struct.iter_unpack("=3Q", data[:len(data) - len(data) % 24])]
 
 
 def window_wall(barriers, lead=0):
@@ -481,7 +483,7 @@ def write_plan(topo, run_dir, ranks, pcap_dir=None, timing=None, grace=5, spin=0
     barriers' spin in ns (spin_ns()). shared: with one rank, the SoCs meet
     at every barrier in memory shared with the hub, which takes part only
     where the network has something to do (accio_lockstep.h). trace: with
-    the shared barrier, each SoC writes NAME.barriers in run_dir, a line
+    the shared barrier, each SoC writes NAME.barriers in run_dir, a record
     for each barrier (read_barriers())."""
     q = topo.quantum
     switch_idx = {s: k for k, s in enumerate(topo.switches)}

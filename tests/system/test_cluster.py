@@ -253,7 +253,7 @@ def test_the_shared_barrier_changes_nothing_but_the_wall_time(tmp_path):
             wall = r.stats["lockstep_wall_s"] * 1.01
             assert all(0 < x["run_s"] <= x["bound_s"] <= wall for x in w.values()), w
             assert all(x["run_s"] + x["wait_s"] <= wall for x in w.values()), w
-            # the traces: a line a barrier, the same sums (the stats hold
+            # the traces: a record a barrier, the same sums (the stats hold
             # what a SoC said as it arrived at its last barrier, before
             # that barrier's wait)
             assert sorted(r.barriers) == sorted(w), r.barriers.keys()

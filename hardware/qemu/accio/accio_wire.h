@@ -50,11 +50,12 @@ AccioLockstep *accio_lockstep_new(const char *spec, const char *shm_spec,
                                   AccioWireDeliver *deliver, void *opaque,
                                   Error **errp);
 /*
- * With the shared barrier (@shm_spec): write a line for every barrier this
- * SoC reaches there to @path, "B RUN WAIT": the barrier's virtual time in
- * ns, the wall time in ns it ran since it left the barrier before (0 at
- * its first), and the wall time in ns it then waited there for the others.
- * False (and @errp set) when @path cannot be opened.
+ * With the shared barrier (@shm_spec): write a record for every barrier
+ * this SoC reaches there to @path, three 64-bit integers in the host's
+ * byte order: the barrier's virtual time in ns, the wall time in ns it ran
+ * since it left the barrier before (0 at its first), and the wall time in
+ * ns it then waited there for the others. Buffered (1 MiB) and written out
+ * as QEMU exits. False (and @errp set) when @path cannot be opened.
  */
 bool accio_lockstep_trace(AccioLockstep *l, const char *path, Error **errp);
 /* The NIC is enabled: the first call joins the peer's clock (blocks). */
