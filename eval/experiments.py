@@ -1678,8 +1678,10 @@ def report_cluster(outdir, rel="results"):
             + (f"One SoC alone, with nobody to wait for, takes {alone[0]['ratio']}x and "
                f"{alone[-1]['ratio']}x: that is the barrier's own cost (QEMU leaving its "
                "translated code after a whole block within the barrier's slack, then the "
-               "timers and the barrier's bookkeeping), and the rest is waiting for the other "
-               "SoC, whose turn took longer (the waits by length are in the table). "
+               "timers and the barrier's bookkeeping) and the host's drift from one run to "
+               "the next (the rounds' range is in the table), and the rest is waiting for "
+               "the other SoC, whose turn took longer (the waits by length are in the "
+               "table). "
                if alone else "") +
             "The two QEMUs meet in shared memory, each looking for the other, yielding its "
             "core, before it sleeps; the hub joins only where the network has work. So the "
