@@ -157,7 +157,7 @@ struct AccioNICState {
     char *lockstep_shm;         /* property: INDEX:PATH, the hub's barrier */
     uint64_t lockstep_ns;       /* property: the wire's latency */
     uint64_t lockstep_spin_ns;  /* property: look before a barrier sleeps */
-    char *lockstep_trace;       /* property: a line for each shared barrier */
+    char *lockstep_trace;       /* property: a record a shared barrier */
     AccioLockstep *lockstep;
     uint64_t peer_ignored;
     uint64_t peer_overflow;
