@@ -136,6 +136,11 @@ def pipe(blocks):
     return f"dd if=/dev/zero bs=4096 count={blocks} 2>/dev/null | md5sum"
 
 
+def _longest_run_s(stats):
+    """The wall time the SoC that ran longest between barriers ran, in s."""
+    return max(x["run_s"] for x in stats["barrier_waits"].values())
+
+
 def _waits(stats):
     """A SoC's mean share of the synchronised phase spent waiting at the
     shared barrier, the sleeps among all waits, all SoCs' waits by length
@@ -158,7 +163,7 @@ def _waits(stats):
             by["under 8 us" if us <= 8 else "8 to 64 us" if us <= 64 else "64 us or more"] += n
     slack = sum(x.get("in_slack", 0) for x in w.values()) / len(w) / max(stats["barriers"], 1)
     bound = max(x["bound_s"] for x in w.values())
-    split = (bound / max(x["run_s"] for x in w.values()), stats["lockstep_wall_s"] / bound)
+    split = (bound / _longest_run_s(stats), stats["lockstep_wall_s"] / bound)
     return round(share, 3), sum(x["sleeps"] for x in w.values()), by, round(slack, 3), split
 
 
@@ -172,8 +177,7 @@ def _ahead(r, lead):
     lead barrier steps (a window protocol whose lookahead is lead + 1 of
     this run's steps, with a barrier at each step), waiting at no cost:
     the wall of the traced runs so added up over the longest SoC's own."""
-    own = max(sum(x[1] for x in tr) for tr in r.barriers.values())
-    return cluster.window_wall(r.barriers, lead) / own
+    return cluster.window_wall(r.barriers, lead) / 1e9 / _longest_run_s(r.stats)
 
 
 def _median(xs):
@@ -267,8 +271,7 @@ def sync_overhead(loop, blocks, sleep_s, lats, repeats=1):
             unequal = round(_median(w[4][0] for w in have), 2) if have else None
             # the SoCs' own work, slower in lockstep than unsynchronised: the
             # longest run between barriers over the twin's phase
-            slower = (round(_median(max(x["run_s"] for x in r_.stats["barrier_waits"].values())
-                                    / a for r_, a in zip(runs, a_sync)), 2)
+            slower = (round(_median(_longest_run_s(x.stats) / a for x, a in zip(runs, a_sync)), 2)
                       if have else None)
             # the same traced runs with a SoC let ahead of the slowest by
             # LEADS barrier steps (cluster.window_wall), over the run of the
